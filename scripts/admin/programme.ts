@@ -1,0 +1,105 @@
+import { Value } from '@sinclair/typebox/value';
+import type { Sql } from '@platform/shared/db';
+import { isId, newId } from '@platform/shared/ids';
+import { CommissionRule, MerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
+import { UsageError } from './commands.ts';
+
+/**
+ * Operator commands for a merchant's affiliate programme: its settings (merchants.settings) and its tiers.
+ * Everything is validated here against the same schemas the services read with, so a value the services would
+ * ignore (falling back to the default) is refused instead of stored.
+ */
+
+type SettingKey = keyof typeof MerchantSettings.properties;
+const SETTING_KEYS = Object.keys(MerchantSettings.properties) as SettingKey[];
+
+/**
+ * `--set key=value`, repeatable. The value is JSON when it parses as JSON (numbers, arrays, objects, null), else
+ * the text itself (`currency=EUR`). `commission_rules.<event_type>=<rule>` sets one rule, `=null` removes it.
+ * Prints the merchant's settings in effect afterwards (defaults filled in).
+ */
+export async function setMerchantSettings(sql: Sql, merchantId: string, assignments: string[]) {
+  if (assignments.length === 0) throw new UsageError(`give at least one --set key=value (keys: ${SETTING_KEYS.join(', ')})`);
+  const changes = assignments.map(parseAssignment);
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ settings: Record<string, unknown> }[]>`select settings from merchants where id = ${merchantId} for update`;
+    if (!row) throw new UsageError(`no merchant ${merchantId}`);
+    const stored: Record<string, unknown> = { ...row.settings };
+    for (const change of changes) {
+      if (change.kind === 'field') {
+        stored[change.key] = change.value;
+      } else {
+        const rules = { ...((stored['commission_rules'] as Record<string, unknown> | undefined) ?? {}) };
+        if (change.rule === null) delete rules[change.eventType];
+        else rules[change.eventType] = change.rule;
+        stored['commission_rules'] = rules;
+      }
+    }
+    for (const key of new Set(changes.map((c) => (c.kind === 'field' ? c.key : 'commission_rules')))) {
+      const schema = MerchantSettings.properties[key];
+      if (!Value.Check(schema, stored[key])) {
+        const first = Value.Errors(schema, stored[key]).First();
+        throw new UsageError(`${key}: ${first ? `${first.path ? `${first.path} ` : ''}${first.message}` : 'is invalid'}`);
+      }
+    }
+    await tx`update merchants set settings = ${tx.json(stored as never)}, updated_at = date_trunc('milliseconds', now()) where id = ${merchantId}`;
+    return { id: merchantId, settings: withDefaults(stored) };
+  });
+}
+
+type Assignment =
+  | { kind: 'field'; key: SettingKey; value: unknown }
+  | { kind: 'rule'; eventType: string; rule: CommissionRule | null };
+
+function parseAssignment(text: string): Assignment {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new UsageError(`--set expects key=value, got ${JSON.stringify(text)}`);
+  const key = text.slice(0, eq);
+  const raw = text.slice(eq + 1);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = raw;
+  }
+  if (key.startsWith('commission_rules.')) {
+    const eventType = key.slice('commission_rules.'.length);
+    if (!/^[a-z][a-z0-9_.]{0,63}$/.test(eventType)) throw new UsageError(`commission_rules: ${JSON.stringify(eventType)} is not an event type`);
+    if (value !== null && !Value.Check(CommissionRule, value)) {
+      throw new UsageError(`commission_rules.${eventType}: must be {"kind":"percentage","rate":0..1} or {"kind":"flat","amount":"12.50"} or null`);
+    }
+    return { kind: 'rule', eventType, rule: value as CommissionRule | null };
+  }
+  if (!(SETTING_KEYS as string[]).includes(key)) throw new UsageError(`unknown setting ${key} (keys: ${SETTING_KEYS.join(', ')})`);
+  return { kind: 'field', key: key as SettingKey, value };
+}
+
+const RATE = /^(0(\.\d{1,6})?|1(\.0{1,6})?)$/;
+const THRESHOLD = /^\d{1,16}(\.\d{1,4})?$/;
+
+/** A tier: its commission rate (0 to 1, at most 6 decimals) and the attributed revenue that promotes into it. */
+export async function createTier(sql: Sql, merchantId: string, t: { name: string; rate: string; threshold: string }) {
+  const name = t.name.trim();
+  if (!name || name.length > 100) throw new UsageError('--name must have 1 to 100 characters');
+  if (!RATE.test(t.rate)) throw new UsageError('--rate must be a decimal from 0 to 1 with at most 6 decimals (0.15 is 15 percent)');
+  if (!THRESHOLD.test(t.threshold)) throw new UsageError("--threshold must be a non-negative decimal with at most 4 decimals, in the merchant's currency");
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
+  if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
+  const [row] = await sql`
+    insert into tiers (id, merchant_id, name, rate, threshold)
+    values (${newId('tier')}, ${merchantId}, ${name}, ${t.rate}, ${t.threshold})
+    returning id, merchant_id, name, rate::text, threshold::text, created_at`;
+  return row;
+}
+
+/** The merchant's tiers, lowest threshold first. */
+export async function listTiers(sql: Sql, merchantId: string) {
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
+  if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
+  return sql`
+    select id, merchant_id, name, rate::text, threshold::text, created_at from tiers
+    where merchant_id = ${merchantId} order by threshold, created_at, id`;
+}

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connectDatabase } from '@platform/shared/db';
+import { migrate } from '@platform/shared/migrate';
+import { ensureDatabase, ensureInfra } from './infra.ts';
+import { SERVICE_NODE_ARGS } from './runtime.ts';
+
+/**
+ * `npm start`: the whole platform on one machine for development. Postgres and NATS are found or started
+ * (scripts/infra.ts), migrations run, then every service runs as its own process, as in Kubernetes. Their JSON log
+ * lines are prefixed with the service name. Ctrl-C (or SIGTERM) drains every service and stops what was started.
+ */
+const ROOT = new URL('..', import.meta.url).pathname;
+const say = (line: string) => process.stderr.write(`start: ${line}\n`);
+
+/** Each service and its ops port (health, readiness, metrics). The gateway's public port is PORT (8080). */
+const SERVICES: { name: string; opsPort: number }[] = [
+  { name: 'affiliates', opsPort: 9101 },
+  { name: 'events', opsPort: 9102 },
+  { name: 'commissions', opsPort: 9103 },
+  { name: 'dispatcher', opsPort: 9104 },
+  { name: 'gateway', opsPort: 9100 },
+].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
+
+const infra = await ensureInfra({ purpose: 'start', log: say });
+say(infra.describe.join('; '));
+const databaseUrl = process.env['DATABASE_URL'] ?? (await ensureDatabase(infra.adminUrl, 'affiliate'));
+{
+  const sql = connectDatabase(databaseUrl, { max: 1, applicationName: 'start' });
+  try {
+    const applied = await migrate(sql);
+    say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database is up to date');
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+const env = {
+  ...process.env,
+  APP_ENV: process.env['APP_ENV'] ?? 'development',
+  DATABASE_URL: databaseUrl,
+  NATS_URL: infra.natsUrl,
+};
+const children = new Map<string, ChildProcess>();
+let stopping = false;
+
+for (const service of SERVICES) {
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`], {
+    env: { ...env, OPS_PORT: process.env[`${service.name.toUpperCase()}_OPS_PORT`] ?? String(service.opsPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.set(service.name, child);
+  const prefix = `${service.name.padEnd(11)} | `;
+  const pipeLines = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
+    let rest = '';
+    stream.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) out.write(prefix + line + '\n');
+    });
+  };
+  pipeLines(child.stdout!, process.stdout);
+  pipeLines(child.stderr!, process.stderr);
+  child.once('exit', (code, signal) => {
+    children.delete(service.name);
+    if (!stopping) {
+      say(`${service.name} exited (${signal ?? code}); stopping the platform`);
+      void stop(1);
+    } else if (children.size === 0) {
+      void finish();
+    }
+  });
+}
+say(`gateway: http://localhost:${process.env['PORT'] ?? 8080} (Ctrl-C stops everything)`);
+
+let exitCode = 0;
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  exitCode = code;
+  say('stopping services');
+  for (const child of children.values()) child.kill('SIGTERM');
+  if (children.size === 0) await finish();
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+  }, 20_000).unref();
+}
+
+let finished = false;
+async function finish() {
+  if (finished) return;
+  finished = true;
+  await infra.stop();
+  say('stopped');
+  process.exit(exitCode);
+}
+
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));

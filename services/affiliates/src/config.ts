@@ -1,0 +1,16 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadConfig } from '@platform/shared/config';
+
+export const AffiliatesEnv = Type.Object({
+  ...CommonEnv,
+  OPS_PORT: Type.Integer({ default: 9101, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
+  PUBLIC_BASE_URL: Type.String({
+    default: 'http://localhost:8080',
+    pattern: '^https?://[^/]+$',
+    description: 'base of referral links when the merchant has no tracking host of its own',
+  }),
+  OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process' }),
+});
+export type AffiliatesConfig = Static<typeof AffiliatesEnv>;
+
+export const loadAffiliatesConfig = (env: NodeJS.ProcessEnv = process.env): AffiliatesConfig => loadConfig(AffiliatesEnv, env);

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { api } from '@platform/shared/api';
+import { isUniqueViolation } from '@platform/shared/db';
+import { ApiError, invalidInput } from '@platform/shared/errors';
+import { newId } from '@platform/shared/ids';
+import { defineOperation } from '@platform/shared/operation';
+import { enqueueEvent } from '@platform/shared/outbox';
+import type { AffiliatesDeps } from '../deps.ts';
+import { presentAffiliate } from '../present.ts';
+import { findAffiliate, findAffiliateIdByEmail, insertAffiliate, slugTaken } from '../queries/affiliates.ts';
+import type { Queryable } from '@platform/shared/db';
+
+export const createAffiliateOperation = (deps: AffiliatesDeps) =>
+  defineOperation(api.createAffiliate, async (ctx, { body }) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const affiliate = await ctx.sql.begin(async (tx) => {
+          let parentId: string | null = null;
+          if (body.parent_email !== undefined) {
+            parentId = (await findAffiliateIdByEmail(tx, ctx.merchantId, body.parent_email)) ?? null;
+            if (!parentId) throw invalidInput('parent_email', 'must be the e-mail of an existing affiliate of this merchant');
+          }
+          const id = newId('aff');
+          await insertAffiliate(tx, {
+            id,
+            merchantId: ctx.merchantId,
+            slug: body.slug ?? (await generateSlug(tx, ctx.merchantId, body.email)),
+            email: body.email,
+            displayName: body.display_name ?? displayNameFrom(body.email),
+            status: body.status ?? 'approved',
+            parentId,
+            customCommissionRate: body.custom_commission_rate ?? null,
+          });
+          const created = presentAffiliate((await findAffiliate(tx, ctx.merchantId, id))!, deps.publicBaseUrl);
+          await enqueueEvent(tx, ctx.merchantId, 'affiliate.created', created);
+          return created;
+        });
+        ctx.log.info('affiliate created', { affiliate_id: affiliate.id });
+        return { outcome: 'created', body: affiliate };
+      } catch (err) {
+        if (isUniqueViolation(err, 'affiliates_merchant_email')) throw conflict('email', 'An affiliate with this e-mail already exists');
+        if (isUniqueViolation(err, 'affiliates_merchant_slug')) {
+          // A generated slug lost a race with a concurrent create: the caller chose no slug, so this is no conflict
+          // of theirs. Try again; the generator now sees the slug taken and picks another.
+          if (body.slug === undefined && attempt < 5) continue;
+          throw conflict('slug', 'An affiliate with this slug already exists');
+        }
+        throw err;
+      }
+    }
+  });
+
+const conflict = (path: string, message: string) => new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }]);
+
+/** "Jane.Doe+promo@example.com" → "jane-doe-promo", with a random suffix when that is taken. */
+async function generateSlug(sql: Queryable, merchantId: string, email: string): Promise<string> {
+  let base = email
+    .split('@')[0]!
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
+  if (base.length < 2) base = `affiliate${base ? `-${base}` : ''}`;
+  if (!(await slugTaken(sql, merchantId, base))) return base;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const candidate = `${base}-${randomBytes(4).toString('hex').slice(0, 6)}`;
+    if (!(await slugTaken(sql, merchantId, candidate))) return candidate;
+  }
+  return `${base}-${randomBytes(8).toString('hex')}`;
+}
+
+function displayNameFrom(email: string): string {
+  const local = email.split('@')[0] ?? email;
+  const words = local.split(/[._+-]+/).filter(Boolean);
+  const name = words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join(' ');
+  return (name || local).slice(0, 200);
+}

@@ -1,0 +1,40 @@
+import { api } from '@platform/shared/api';
+import { invalidInput, notFound } from '@platform/shared/errors';
+import { isId } from '@platform/shared/ids';
+import { defineOperation } from '@platform/shared/operation';
+import { enqueueEvent } from '@platform/shared/outbox';
+import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
+import type { AffiliatesDeps } from '../deps.ts';
+import { presentAffiliate } from '../present.ts';
+import { findAffiliate, tierExists, updateAffiliate } from '../queries/affiliates.ts';
+
+/** The status moves of the product: anything else is refused. Staying put is allowed and changes nothing. */
+const MOVES: Record<AffiliateStatus, AffiliateStatus[]> = {
+  pending: ['approved', 'suspended'],
+  approved: ['suspended'],
+  suspended: ['approved'],
+};
+
+export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
+  defineOperation(api.updateAffiliate, async (ctx, { params, body }) => {
+    if (!isId('aff', params.affiliate_id)) throw notFound('affiliate');
+    const updated = await ctx.sql.begin(async (tx) => {
+      const current = await findAffiliate(tx, ctx.merchantId, params.affiliate_id, true);
+      if (!current) throw notFound('affiliate');
+      const moving = body.status !== undefined && body.status !== current.status;
+      if (moving && !MOVES[current.status].includes(body.status!)) {
+        throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
+      }
+      if (body.tier_id !== undefined && body.tier_id !== null && !(isId('tier', body.tier_id) && (await tierExists(tx, ctx.merchantId, body.tier_id)))) {
+        throw invalidInput('tier_id', 'is not a tier of this merchant');
+      }
+      await updateAffiliate(tx, ctx.merchantId, current.id, body);
+      const after = presentAffiliate((await findAffiliate(tx, ctx.merchantId, current.id))!, deps.publicBaseUrl);
+      if (moving && (after.status === 'approved' || after.status === 'suspended')) {
+        await enqueueEvent(tx, ctx.merchantId, `affiliate.${after.status}`, after);
+      }
+      return after;
+    });
+    ctx.log.info('affiliate updated', { affiliate_id: updated.id, fields: Object.keys(body) });
+    return { outcome: 'ok', body: updated };
+  });

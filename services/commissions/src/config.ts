@@ -1,0 +1,28 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadConfig } from '@platform/shared/config';
+
+export const CommissionsEnv = Type.Object({
+  ...CommonEnv,
+  OPS_PORT: Type.Integer({ default: 9103, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
+  PUBLIC_BASE_URL: Type.String({
+    default: 'http://localhost:8080',
+    pattern: '^https?://[^/]+$',
+    description: 'base of referral links (in affiliate.tier_promoted) when the merchant has no tracking host of its own',
+  }),
+  OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process' }),
+  CONVERSION_CONCURRENCY: Type.Integer({
+    default: 4,
+    minimum: 1,
+    maximum: 64,
+    description: 'conversion.recorded messages one replica processes at the same time (each in its own transaction)',
+  }),
+  HOLD_SCHEDULER_INTERVAL_MS: Type.Integer({
+    default: 60_000,
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'how often a replica approves pending commissions whose hold period has ended',
+  }),
+});
+export type CommissionsConfig = Static<typeof CommissionsEnv>;
+
+export const loadCommissionsConfig = (env: NodeJS.ProcessEnv = process.env): CommissionsConfig => loadConfig(CommissionsEnv, env);

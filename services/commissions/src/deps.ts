@@ -1,0 +1,10 @@
+/** The service's notion of the current time: every timestamp it writes and every hold-period decision use it. */
+export type Clock = () => Date;
+
+/** What the commissions operations and workers need besides the database. */
+export interface CommissionsDeps {
+  publicBaseUrl: string;
+  /** Signs list cursors. */
+  cursorKey: Buffer;
+  now: Clock;
+}

@@ -1,0 +1,128 @@
+import type { Queryable } from '@platform/shared/db';
+import type { CommissionStatus } from '@platform/shared/schemas/commissions';
+
+export interface CommissionRow {
+  id: string;
+  merchant_id: string;
+  affiliate_id: string;
+  event_id: string;
+  order_id: string;
+  level: number;
+  rate: string | null;
+  amount: string;
+  currency: string;
+  status: CommissionStatus;
+  held: boolean;
+  created_at: Date;
+  approved_at: Date | null;
+  voided_at: Date | null;
+  void_reason: string | null;
+}
+
+const columns = (sql: Queryable) => sql`
+  id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held,
+  created_at, approved_at, voided_at, void_reason`;
+
+/** Inserts unless this event already has a commission at this level; returns the row only when it was inserted. */
+export async function insertCommission(
+  sql: Queryable,
+  c: {
+    id: string;
+    merchantId: string;
+    affiliateId: string;
+    eventId: string;
+    orderId: string;
+    level: number;
+    rate: string | null;
+    amount: string;
+    currency: string;
+    held: boolean;
+    createdAt: Date;
+  },
+): Promise<CommissionRow | undefined> {
+  const [row] = await sql<CommissionRow[]>`
+    insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held, created_at)
+    values (${c.id}, ${c.merchantId}, ${c.affiliateId}, ${c.eventId}, ${c.orderId}, ${c.level}, ${c.rate}, ${c.amount},
+            ${c.currency}, 'pending', ${c.held}, ${c.createdAt})
+    on conflict (merchant_id, event_id, level) do nothing
+    returning ${columns(sql)}`;
+  return row;
+}
+
+export async function findCommission(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<CommissionRow | undefined> {
+  const [row] = await sql<CommissionRow[]>`
+    select ${columns(sql)} from commissions
+    where merchant_id = ${merchantId} and id = ${id}
+    ${forUpdate ? sql`for update` : sql``}`;
+  return row;
+}
+
+export async function listCommissions(
+  sql: Queryable,
+  merchantId: string,
+  filter: { status?: CommissionStatus; affiliateId?: string; after?: { created_at: string; id: string }; limit: number },
+): Promise<CommissionRow[]> {
+  // The limit is written into the statement rather than sent as a parameter, so that Postgres can cost the prepared
+  // statement's generic plan (as the affiliates list does). Only a whole number in range can reach the SQL text.
+  if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000) throw new RangeError(`limit ${filter.limit} is not a page size`);
+  return sql<CommissionRow[]>`
+    select ${columns(sql)} from commissions
+    where merchant_id = ${merchantId}
+      ${filter.status ? sql`and status = ${filter.status}` : sql``}
+      ${filter.affiliateId ? sql`and affiliate_id = ${filter.affiliateId}` : sql``}
+      ${filter.after ? sql`and (created_at, id) < (${filter.after.created_at}::timestamptz, ${filter.after.id})` : sql``}
+    order by created_at desc, id desc
+    limit ${sql.unsafe(String(filter.limit))}`;
+}
+
+export async function approveCommission(sql: Queryable, merchantId: string, id: string, at: Date): Promise<CommissionRow> {
+  const [row] = await sql<CommissionRow[]>`
+    update commissions set status = 'approved', approved_at = ${at}
+    where merchant_id = ${merchantId} and id = ${id} and status = 'pending'
+    returning ${columns(sql)}`;
+  return row!;
+}
+
+/** Voids the given commissions of the merchant that are still pending or approved; returns those it voided. */
+export async function voidCommissions(sql: Queryable, merchantId: string, ids: string[], reason: string, at: Date): Promise<CommissionRow[]> {
+  if (ids.length === 0) return [];
+  return sql<CommissionRow[]>`
+    update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
+    where merchant_id = ${merchantId} and id in ${sql(ids)} and status in ('pending', 'approved')
+    returning ${columns(sql)}`;
+}
+
+/** Voids every pending or approved commission of the merchant's order (a refund); paid ones stay paid. */
+export async function voidOrderCommissions(sql: Queryable, merchantId: string, orderId: string, reason: string, at: Date): Promise<CommissionRow[]> {
+  return sql<CommissionRow[]>`
+    update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
+    where merchant_id = ${merchantId} and order_id = ${orderId} and status in ('pending', 'approved')
+    returning ${columns(sql)}`;
+}
+
+/** Merchants that have pending commissions, not held, created at or before `before`. */
+export async function merchantsWithDueCandidates(sql: Queryable, before: Date): Promise<string[]> {
+  const rows = await sql<{ merchant_id: string }[]>`
+    select distinct merchant_id from commissions
+    where status = 'pending' and not held and created_at <= ${before}`;
+  return rows.map((r) => r.merchant_id);
+}
+
+/**
+ * Approves up to `limit` of the merchant's pending, not held commissions created at or before `cutoff`. Rows that
+ * another replica is approving right now are skipped (SKIP LOCKED), so replicas never approve one twice.
+ */
+export async function approveDueCommissions(sql: Queryable, merchantId: string, cutoff: Date, at: Date, limit: number): Promise<CommissionRow[]> {
+  return sql<CommissionRow[]>`
+    with due as (
+      select id from commissions
+      where merchant_id = ${merchantId} and status = 'pending' and not held and created_at <= ${cutoff}
+      order by created_at, id
+      limit ${limit}
+      for update skip locked
+    )
+    update commissions c set status = 'approved', approved_at = ${at}
+    from due where c.merchant_id = ${merchantId} and c.id = due.id
+    returning c.id, c.merchant_id, c.affiliate_id, c.event_id, c.order_id, c.level, c.rate, c.amount, c.currency,
+      c.status, c.held, c.created_at, c.approved_at, c.voided_at, c.void_reason`;
+}

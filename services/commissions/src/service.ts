@@ -1,0 +1,58 @@
+import { encryptionKey } from '@platform/shared/config';
+import { createHmacKey } from '@platform/shared/crypto';
+import type { Logger } from '@platform/shared/log';
+import { startService, type ServiceRuntime } from '@platform/shared/service';
+import type { CommissionsConfig } from './config.ts';
+import type { Clock, CommissionsDeps } from './deps.ts';
+import { approveEndedHolds } from './engine/hold.ts';
+import { processConversion } from './engine/process.ts';
+import { getCommissionOperation } from './operations/get.ts';
+import { listCommissionsOperation } from './operations/list.ts';
+import { updateCommissionOperation } from './operations/update.ts';
+import { startConversionConsumer, startIntervalWorker } from './workers.ts';
+
+export interface CommissionsService extends ServiceRuntime {
+  /** Runs one hold-period pass now (waiting for one in progress); resolves with how many commissions it approved. */
+  approveEndedHolds(): Promise<number>;
+}
+
+/**
+ * The commissions service: the REST operations on commissions, the consumer of `conversion.recorded` (commissions,
+ * fraud flags, revenue and tiers) and the hold-period scheduler. `opts.now` replaces the clock (tests).
+ */
+export async function startCommissionsService(
+  config: CommissionsConfig,
+  log?: Logger,
+  opts: { now?: Clock } = {},
+): Promise<CommissionsService> {
+  const deps: CommissionsDeps = {
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    cursorKey: createHmacKey(encryptionKey(config), 'cursor'),
+    now: opts.now ?? (() => new Date()),
+  };
+  let holdScheduler: ReturnType<typeof startIntervalWorker> | undefined;
+  const runtime = await startService({
+    name: 'commissions',
+    config,
+    outboxRelay: config.OUTBOX_RELAY,
+    operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
+    log,
+    workers: async ({ sql, nc, log: workerLog }) => {
+      const consumer = await startConversionConsumer({
+        nc,
+        prefix: config.NATS_PREFIX,
+        log: workerLog,
+        concurrency: config.CONVERSION_CONCURRENCY,
+        process: (envelope) => processConversion(sql, envelope, { now: deps.now, publicBaseUrl: deps.publicBaseUrl }),
+      });
+      holdScheduler = startIntervalWorker({
+        name: 'hold period',
+        intervalMs: config.HOLD_SCHEDULER_INTERVAL_MS,
+        log: workerLog,
+        pass: () => approveEndedHolds(sql, deps.now),
+      });
+      return [consumer, holdScheduler];
+    },
+  });
+  return Object.assign(runtime, { approveEndedHolds: () => holdScheduler!.runNow() });
+}

@@ -1,0 +1,49 @@
+import { DOMAIN_EVENT_TYPES, type DomainEvent, type DomainEventType } from '@platform/shared/catalogue';
+import type { Sql } from '@platform/shared/db';
+import { fanOut, type NewDelivery } from './deliveries.ts';
+
+interface OutboxRow {
+  seq: string;
+  id: string;
+  merchant_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+  settled: boolean;
+}
+
+/**
+ * The safety net under the domain-event stream: JetStream with default fsync can lose a message it acknowledged to
+ * the relay. Walks the outbox past the watermark, oldest first, and fans out every domain event that was published
+ * more than `afterMs` ago (by then the consumer has had its chance) — a no-op for those already recorded. Stops at
+ * the first row not yet settled, so nothing is skipped. One replica at a time (the watermark row is locked).
+ */
+export async function reconcileOutbox(sql: Sql, afterMs: number, batch = 500): Promise<{ checked: number; created: NewDelivery[] }> {
+  return sql.begin(async (tx) => {
+    const [mark] = await tx<{ seq: string }[]>`select seq from webhook_fanout_watermark for update skip locked`;
+    if (!mark) return { checked: 0, created: [] };
+    const rows = await tx<OutboxRow[]>`
+      select seq, id, merchant_id, type, data, created_at,
+             (published_at is not null and published_at < now() - ${afterMs} * interval '1 millisecond') as settled
+      from outbox where seq > ${mark.seq} order by seq limit ${batch}`;
+    const created: NewDelivery[] = [];
+    let last: string | null = null;
+    for (const row of rows) {
+      if (!row.settled) break;
+      if ((DOMAIN_EVENT_TYPES as readonly string[]).includes(row.type)) {
+        // The same envelope the relay publishes (outbox.ts), so the body is identical whichever path records it.
+        const event: DomainEvent = {
+          id: row.id,
+          type: row.type as DomainEventType,
+          created_at: row.created_at.toISOString(),
+          merchant_id: row.merchant_id,
+          data: row.data,
+        };
+        created.push(...(await fanOut(tx, event)));
+      }
+      last = row.seq;
+    }
+    if (last !== null) await tx`update webhook_fanout_watermark set seq = ${last}`;
+    return { checked: last === null ? 0 : rows.findIndex((r) => r.seq === last) + 1, created };
+  });
+}

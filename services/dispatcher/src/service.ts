@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { encryptionKey } from '@platform/shared/config';
+import { createHmacKey } from '@platform/shared/crypto';
+import type { Logger } from '@platform/shared/log';
+import { startService, type ServiceRuntime } from '@platform/shared/service';
+import { startAttemptWorker } from './attempts.ts';
+import type { DispatcherConfig } from './config.ts';
+import type { DispatcherDeps } from './deps.ts';
+import { startFanOut } from './fanout.ts';
+import { HintPublisher } from './hints.ts';
+import { createEndpointOperation } from './operations/create-endpoint.ts';
+import { deleteEndpointOperation } from './operations/delete-endpoint.ts';
+import { getEndpointOperation } from './operations/get-endpoint.ts';
+import { listDeliveriesOperation } from './operations/list-deliveries.ts';
+import { listEndpointsOperation } from './operations/list-endpoints.ts';
+import { replayDeliveryOperation } from './operations/replay-delivery.ts';
+import { replayRangeOperation } from './operations/replay-range.ts';
+import { rotateSecretOperation } from './operations/rotate-secret.ts';
+import { sendTestOperation } from './operations/send-test.ts';
+import { updateEndpointOperation } from './operations/update-endpoint.ts';
+import { createAddressPolicy, createGuardedAgent } from './ssrf.ts';
+import { startSweeper } from './sweeper.ts';
+import { ConfigError } from '@platform/shared/config';
+
+/** The URL guard of this configuration (also used by the operator CLI). */
+export function addressPolicyOf(config: Pick<DispatcherConfig, 'APP_ENV' | 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOWED_CIDRS'>) {
+  try {
+    return createAddressPolicy({ appEnv: config.APP_ENV, allowHttp: config.WEBHOOK_ALLOW_HTTP, allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS });
+  } catch (err) {
+    throw new ConfigError('WEBHOOK_ALLOWED_CIDRS', (err as Error).message.replace(/^WEBHOOK_ALLOWED_CIDRS: /, ''));
+  }
+}
+
+/**
+ * The dispatcher: webhook endpoint operations, the fan-out consumer, the attempt workers and the sweeper, in one
+ * process. Startable in-process (tests, benches) or by main.ts; several replicas may run against one database.
+ */
+export async function startDispatcherService(config: DispatcherConfig, log?: Logger): Promise<ServiceRuntime> {
+  const masterKey = encryptionKey(config);
+  const policy = addressPolicyOf(config);
+  const agent = createGuardedAgent(policy, { connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS });
+  const hints = new HintPublisher(config.NATS_PREFIX);
+  const replicaId = config.DISPATCHER_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const deps: DispatcherDeps = { masterKey, cursorKey: createHmacKey(masterKey, 'cursor'), policy, hints };
+
+  const runtime = await startService({
+    name: 'dispatcher',
+    config,
+    outboxRelay: false,
+    operations: [
+      createEndpointOperation(deps),
+      listEndpointsOperation(deps),
+      getEndpointOperation(),
+      updateEndpointOperation(deps),
+      deleteEndpointOperation(),
+      rotateSecretOperation(deps),
+      sendTestOperation(deps),
+      listDeliveriesOperation(),
+      replayDeliveryOperation(deps),
+      replayRangeOperation(deps),
+    ],
+    log,
+    workers: async ({ sql, nc, log: serviceLog, registry }) => {
+      hints.attach(nc, serviceLog);
+      const fanout = await startFanOut({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, hints });
+      const attempts = await startAttemptWorker({
+        sql,
+        nc,
+        prefix: config.NATS_PREFIX,
+        log: serviceLog,
+        registry,
+        agent,
+        settings: {
+          replicaId,
+          masterKey,
+          backoffScale: config.WEBHOOK_BACKOFF_SCALE,
+          attemptTimeoutMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+          // Longer than any attempt can take, plus time to record it: a live replica never loses its lease.
+          leaseMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000,
+          concurrency: config.WEBHOOK_CONCURRENCY,
+          endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+        },
+      });
+      const sweeper = startSweeper({
+        sql,
+        log: serviceLog,
+        hints,
+        intervalMs: config.WEBHOOK_SWEEP_INTERVAL_MS,
+        requeueAfterMs: config.WEBHOOK_REQUEUE_AFTER_MS,
+        reconcileAfterMs: config.WEBHOOK_RECONCILE_AFTER_MS,
+        endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+        retentionDays: config.WEBHOOK_RETENTION_DAYS,
+      });
+      return [fanout, attempts, sweeper];
+    },
+  });
+  runtime.log.info('dispatcher replica', { replica_id: replicaId });
+  return {
+    ...runtime,
+    async close() {
+      await runtime.close();
+      await agent.close();
+    },
+  };
+}

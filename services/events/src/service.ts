@@ -1,0 +1,30 @@
+import { encryptionKey } from '@platform/shared/config';
+import { createHmacKey } from '@platform/shared/crypto';
+import type { Logger } from '@platform/shared/log';
+import { startService, type ServiceRuntime } from '@platform/shared/service';
+import type { EventsConfig } from './config.ts';
+import type { EventsDeps } from './deps.ts';
+import { createCouponOperation } from './operations/create-coupon.ts';
+import { deleteCouponOperation } from './operations/delete-coupon.ts';
+import { listCouponsOperation } from './operations/list-coupons.ts';
+import { recordEventOperation } from './operations/record-event.ts';
+import { serveTracking } from './tracking/serve.ts';
+
+/** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
+export async function startEventsService(config: EventsConfig, log?: Logger): Promise<ServiceRuntime> {
+  const master = encryptionKey(config);
+  const deps: EventsDeps = {
+    cursorKey: createHmacKey(master, 'cursor'),
+    ipHashKey: createHmacKey(master, 'ip-hash'),
+  };
+  return startService({
+    name: 'events',
+    config,
+    outboxRelay: config.OUTBOX_RELAY,
+    operations: [recordEventOperation(), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
+    workers: async ({ nc, sql, log: serviceLog, registry }) => [
+      serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
+    ],
+    log,
+  });
+}

@@ -1,0 +1,211 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { operations, type ApiOperation } from '@platform/shared/api';
+import type { Sql } from '@platform/shared/db';
+import { newId } from '@platform/shared/ids';
+import type { Logger } from '@platform/shared/log';
+import type { GatewayConfig } from './config.ts';
+import { checkJsonBody, drainBody, verifyUtf8 } from './body-guard.ts';
+import { forward } from './forward.ts';
+import { sendError, sendServiceError } from './http-errors.ts';
+import { createKeyResolver, type KeyRecord } from './keys.ts';
+import { buildOpenApi } from './openapi.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { createTrackingRoutes } from './tracking-routes.ts';
+
+const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
+const BODY_LIMIT = '1mb';
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  sql: Sql;
+  nc: NatsConnection;
+  log: Logger;
+  registry: Registry;
+  ready: () => boolean;
+  recordUsage: (keyId: string) => void;
+}
+
+/**
+ * The public edge: request ids, then for /api/v1 the checks in the product's order — key (401), plan (402),
+ * rate (429), scope (403), body (400/413/415) — and finally the operation, forwarded to its service over NATS.
+ */
+export function createApp(deps: GatewayDeps): express.Express {
+  const { config, sql, nc, log } = deps;
+  const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
+  const consumeRate = createRateLimiter(sql);
+  const openapi = JSON.stringify(buildOpenApi());
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [deps.registry],
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [deps.registry],
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', config.TRUST_PROXY);
+  app.use(helmet());
+
+  app.use((req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && INCOMING_REQUEST_ID.test(incoming) ? incoming : newId('req');
+    res.locals['requestId'] = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = performance.now();
+    res.on('finish', () => {
+      const labels = { route: (res.locals['route'] as string) ?? 'unmatched', method: req.method, status: String(res.statusCode) };
+      requests.inc(labels);
+      latency.observe(labels, (performance.now() - started) / 1000);
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', (_req, res) => void res.status(deps.ready() ? 200 : 503).json({ status: deps.ready() ? 'ready' : 'not ready' }));
+  app.get('/api/v1/openapi', (_req, res) => {
+    res.locals['route'] = 'getOpenApi';
+    res.type('application/json').send(openapi);
+  });
+
+  app.use(createTrackingRoutes({ config, nc }));
+
+  app.use('/api/v1', async (req, res, next) => {
+    try {
+      const key = await authenticate(req);
+      if (!key) return sendError(res, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer svc_…');
+      res.locals['key'] = key;
+      deps.recordUsage(key.keyId);
+      const rate = await consumeRate(key.keyId, key.rateLimitPerMin);
+      res.setHeader('RateLimit-Limit', String(rate.limit));
+      res.setHeader('RateLimit-Remaining', String(rate.remaining));
+      res.setHeader('RateLimit-Reset', String(rate.resetSeconds));
+      if (!API_PLANS.has(key.plan)) return sendError(res, 'PLAN_REQUIRED', 'API access requires the Growth plan or higher');
+      if (!rate.allowed) {
+        res.setHeader('Retry-After', String(rate.resetSeconds));
+        return sendError(res, 'RATE_LIMITED', `Rate limit of ${rate.limit} requests per minute exceeded`);
+      }
+      next();
+    } catch (err) {
+      log.error('authentication failed', { err: err as Error, request_id: res.locals['requestId'] });
+      sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');
+    }
+  });
+
+  async function authenticate(req: Request): Promise<KeyRecord | null> {
+    const header = req.get('authorization');
+    const match = header ? /^Bearer +(\S+) *$/i.exec(header) : null;
+    if (!match) return null;
+    const key = await resolveKey(match[1]!);
+    return key && !key.revoked ? key : null;
+  }
+
+  const jsonParser = express.json({ limit: BODY_LIMIT, strict: true, type: JSON_TYPES, verify: verifyUtf8 });
+  for (const op of operations) {
+    app[op.method](toExpressPath(op.path), operationHandlers(op));
+  }
+
+  function operationHandlers(op: ApiOperation) {
+    const checkScope = (_req: Request, res: Response, next: NextFunction) => {
+      res.locals['route'] = op.operationId;
+      const key = res.locals['key'] as KeyRecord;
+      if (!key.scopes.includes('*') && !key.scopes.includes(op.scope)) {
+        return sendError(res, 'FORBIDDEN', `This key lacks the ${op.scope} scope`);
+      }
+      next();
+    };
+    const parseBody = (req: Request, res: Response, next: NextFunction) => {
+      if (!op.body) return next();
+      const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+      if (!hasBody) {
+        req.body = {};
+        return next();
+      }
+      if (!req.is(JSON_TYPES)) {
+        // Read the body first: closing on a client that is still sending resets the connection and loses the 415.
+        return drainBody(req, () => sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 }));
+      }
+      jsonParser(req, res, (err?: unknown) => {
+        if (err) return next(err);
+        const problem = checkJsonBody(req.body);
+        if (problem) return sendError(res, 'INVALID_INPUT', 'The request is invalid', { details: [problem] });
+        next();
+      });
+    };
+    const run = async (req: Request, res: Response) => {
+      const key = res.locals['key'] as KeyRecord;
+      const result = await forward(
+        nc,
+        config.NATS_PREFIX,
+        op,
+        {
+          request_id: res.locals['requestId'] as string,
+          merchant_id: key.merchantId,
+          key_id: key.keyId,
+          deadline: Date.now() + config.RPC_TIMEOUT_MS,
+          params: req.params as Record<string, string>,
+          query: req.query as Record<string, unknown>,
+          body: op.body ? (req.body ?? {}) : undefined,
+        },
+        config.RPC_TIMEOUT_MS,
+      );
+      switch (result.kind) {
+        case 'ok':
+          res.status(result.status).type('application/json').send(Buffer.from(result.body));
+          return;
+        case 'no_content':
+          res.status(204).end();
+          return;
+        case 'error':
+          return sendServiceError(res, result.error);
+        case 'too_large':
+          return sendError(res, 'INVALID_INPUT', 'The request is too large', { status: 413 });
+        case 'unavailable':
+          return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
+      }
+    };
+    return [checkScope, parseBody, run];
+  }
+
+  app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', 'No such route'));
+
+  app.use((err: Error & { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return;
+    switch (err.type) {
+      case 'entity.parse.failed':
+        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', { details: [{ path: 'body', message: 'is not valid JSON' }] });
+      case 'entity.too.large':
+        res.setHeader('Connection', 'close');
+        return sendError(res, 'INVALID_INPUT', 'The body exceeds 1 MiB', { status: 413 });
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return sendError(res, 'INVALID_INPUT', 'The body must be UTF-8 JSON', { status: 415 });
+      case 'body.not.utf8':
+        return sendError(res, 'INVALID_INPUT', 'The body must be UTF-8 JSON', { details: [{ path: 'body', message: 'is not valid UTF-8' }] });
+      case 'request.aborted':
+      case 'request.size.invalid':
+        return sendError(res, 'INVALID_INPUT', 'The body was not received completely');
+    }
+    // A path segment that does not percent-decode cannot name anything: like any malformed id, NOT_FOUND.
+    if (err instanceof URIError) return sendError(res, 'NOT_FOUND', 'No such resource');
+    if (err.status && err.status >= 400 && err.status < 500) return sendError(res, 'INVALID_INPUT', 'The request is invalid');
+    log.error('unhandled gateway error', { err, request_id: res.locals['requestId'] });
+    sendError(res, 'INTERNAL', 'Something went wrong on our side');
+  });
+
+  return app;
+}
+
+const toExpressPath = (path: string) => path.replace(/\{([a-z_]+)\}/g, ':$1');

@@ -1,0 +1,20 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CommonEnv, loadConfig } from '@platform/shared/config';
+
+export const GatewayEnv = Type.Object({
+  ...CommonEnv,
+  PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'public HTTP port' }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  OPS_PORT: Type.Integer({ default: 9100, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
+  RPC_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 60000, description: 'how long a service may take to answer' }),
+  KEY_CACHE_MS: Type.Integer({
+    default: 1000,
+    minimum: 0,
+    maximum: 1000,
+    description: 'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
+  }),
+  TRUST_PROXY: Type.Boolean({ default: false, description: 'honour X-Forwarded-* from the ingress' }),
+});
+export type GatewayConfig = Static<typeof GatewayEnv>;
+
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(GatewayEnv, env);

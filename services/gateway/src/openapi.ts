@@ -1,0 +1,162 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { operations } from '@platform/shared/api';
+import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
+import { ErrorEnvelopeSchema } from '@platform/shared/errors';
+import { webhookEnvelope } from '@platform/shared/schemas/events';
+
+type Json = Record<string, unknown>;
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'INVALID_INPUT: the body, a parameter or the cursor is invalid (see error.details)',
+  '401': 'UNAUTHORIZED: missing, unknown or revoked key',
+  '402': "PLAN_REQUIRED: the merchant's plan is below Growth",
+  '403': 'FORBIDDEN: the key lacks the scope',
+  '404': 'NOT_FOUND: no such resource for this merchant',
+  '409': 'CONFLICT: a duplicate, or a reused identifier with a different body',
+  '413': 'INVALID_INPUT: the body exceeds 1 MiB',
+  '415': 'INVALID_INPUT: the body is not JSON',
+  '429': 'RATE_LIMITED: the key exceeded rate_limit_per_min; see Retry-After',
+  '500': 'INTERNAL: an unexpected failure; no details are exposed',
+  '503': 'UNAVAILABLE: a dependency is down; see Retry-After',
+};
+
+const RATE_HEADERS = {
+  'RateLimit-Limit': { description: "the key's requests per minute", schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'requests left in the current window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'seconds until the window resets', schema: { type: 'integer' } },
+  'X-Request-Id': { description: 'identifies the request; repeated in error bodies', schema: { type: 'string' } },
+};
+
+/**
+ * Builds the OpenAPI 3.1 document from the operation catalogue and its TypeBox schemas, the same objects that
+ * validate requests in the services. Schemas carrying a $id become components and are referenced.
+ */
+export function buildOpenApi(serverUrl?: string): Json {
+  const components: Record<string, Json> = {};
+  const toJson = (schema: TSchema): Json => lift(JSON.parse(JSON.stringify(schema)) as Json, components, true);
+
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const op of operations) {
+    const parameters = [
+      ...objectParameters(op.params, 'path', toJson),
+      ...objectParameters(op.query, 'query', toJson),
+    ];
+    const responses: Record<string, Json> = {};
+    for (const s of op.success) {
+      responses[String(s.status)] = {
+        description: s.description,
+        headers: refHeaders(),
+        // 204 has no body, so no content is listed for it.
+        ...(s.status === 204 ? {} : { content: { 'application/json': { schema: toJson(s.schema) } } }),
+      };
+    }
+    const errorStatuses = ['400', '401', '402', '403', '429', '500', '503'];
+    if (Object.keys(op.params.properties).length > 0) errorStatuses.push('404');
+    if (op.body) errorStatuses.push('409', '413', '415');
+    for (const status of errorStatuses.sort()) responses[status] = { $ref: `#/components/responses/E${status}` };
+    (paths[op.path] ??= {})[op.method] = {
+      operationId: op.operationId,
+      summary: op.summary,
+      tags: [op.tag],
+      description: `Requires scope \`${op.scope}\` (or \`*\`).`,
+      security: [{ bearer: [] }],
+      ...(parameters.length ? { parameters } : {}),
+      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJson(op.body) } } } } : {}),
+      responses,
+    };
+  }
+  (paths['/api/v1/openapi'] ??= {})['get'] = {
+    operationId: 'getOpenApi',
+    summary: 'This document',
+    tags: ['Meta'],
+    security: [],
+    responses: { '200': { description: 'the OpenAPI 3.1 description of the API', content: { 'application/json': { schema: { type: 'object' } } } } },
+  };
+
+  const webhooks: Record<string, Json> = {};
+  for (const type of DOMAIN_EVENT_TYPES) {
+    webhooks[type] = {
+      post: {
+        operationId: `webhook_${type.replace('.', '_')}`,
+        summary: `${type} event`,
+        description:
+          'Sent to each enabled endpoint subscribed to this type. Verify webhook-signature (Standard Webhooks v1: ' +
+          'base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`) and deduplicate on webhook-id.',
+        parameters: [
+          { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'equals the body id' },
+          { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds' },
+          { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: 'space-separated v1,<base64>' },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: toJson(webhookEnvelope(type)) } } },
+        responses: { '200': { description: 'any 2xx acknowledges the delivery' } },
+      },
+    };
+  }
+
+  components['Error'] = lift(JSON.parse(JSON.stringify(ErrorEnvelopeSchema)) as Json, components, false);
+  const responses: Record<string, Json> = {};
+  for (const [status, description] of Object.entries(ERROR_RESPONSES)) {
+    responses[`E${status}`] = {
+      description,
+      headers: refHeaders(),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Affiliate Program API',
+      version: '1.0.0',
+      description:
+        'Affiliates with multi-level lineage, commissions, and conversion events attributed by referral cookie or coupon. ' +
+        'Every request carries `Authorization: Bearer svc_…`; keys are tenant-scoped and need the Growth plan or higher.',
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    tags: [...new Set(operations.map((o) => o.tag)), 'Meta'].map((name) => ({ name })),
+    paths,
+    webhooks,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key: svc_ followed by 43 characters' } },
+      headers: Object.fromEntries(Object.entries(RATE_HEADERS).map(([k, v]) => [k, v])),
+      responses,
+      schemas: components,
+    },
+  };
+}
+
+function refHeaders(): Json {
+  return Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
+}
+
+function objectParameters(schema: TObject, where: 'path' | 'query', toJson: (s: TSchema) => Json): Json[] {
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties).map(([name, prop]) => {
+    const json = toJson(prop);
+    return {
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      ...(typeof json['description'] === 'string' ? { description: json['description'] } : {}),
+      schema: json,
+    };
+  });
+}
+
+/** Moves every nested schema that has a $id into components and leaves a $ref in its place. */
+function lift(node: Json, components: Record<string, Json>, replaceRoot: boolean): Json {
+  const walk = (value: unknown, isRoot: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((v) => walk(v, false));
+    if (!value || typeof value !== 'object') return value;
+    const obj = value as Json;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(obj)) if (k !== '$id') out[k] = k === 'examples' || k === 'default' ? v : walk(v, false);
+    const id = obj['$id'];
+    if (typeof id === 'string' && (!isRoot || replaceRoot)) {
+      components[id] ??= out;
+      return { $ref: `#/components/schemas/${id}` };
+    }
+    return out;
+  };
+  return walk(node, true) as Json;
+}

@@ -1,0 +1,73 @@
+import type { Sql } from '@platform/shared/db';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Whole seconds until the window resets, at least 1. */
+  resetSeconds: number;
+}
+
+interface Waiter {
+  limit: number;
+  resolve(d: RateDecision): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * One counter row per key in Postgres, shared by every gateway replica: a one-minute window that opens at the first
+ * request after the previous window closed. The increment and the window roll-over are one atomic upsert, timed by
+ * the database's clock, so replicas with skewed clocks still agree.
+ *
+ * Requests that arrive while the previous upsert is in flight wait for it and are then counted together, all keys
+ * in one statement (`count + n` per key). The database's answer tells each request its exact position in its key's
+ * window, so the limit stays exact (the 601st request is refused whichever replica it reaches) while the gateway
+ * pays one round trip per batch instead of one per request.
+ */
+export function createRateLimiter(sql: Sql) {
+  let queued = new Map<string, Waiter[]>();
+  let flushing = false;
+
+  const flush = async (): Promise<void> => {
+    if (flushing || queued.size === 0) return;
+    flushing = true;
+    const batch = queued;
+    queued = new Map();
+    const keyIds = [...batch.keys()];
+    const counts = keyIds.map((k) => batch.get(k)!.length);
+    try {
+      const rows = await sql<{ key_id: string; count: number; reset_ms: number }[]>`
+        insert into api_rate_windows as w (key_id, window_start, count)
+        select key_id, clock_timestamp(), n
+        from unnest(${keyIds}::text[], ${counts}::int[]) as batch(key_id, n)
+        order by key_id
+        on conflict (key_id) do update set
+          window_start = case when w.window_start <= clock_timestamp() - interval '1 minute' then clock_timestamp() else w.window_start end,
+          count = case when w.window_start <= clock_timestamp() - interval '1 minute' then excluded.count else w.count + excluded.count end
+        returning key_id, count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms`;
+      for (const row of rows) {
+        const waiters = batch.get(row.key_id)!;
+        const first = row.count - waiters.length + 1;
+        const resetSeconds = Math.max(1, Math.ceil(row.reset_ms / 1000));
+        waiters.forEach((w, i) => {
+          const position = first + i;
+          w.resolve({ allowed: position <= w.limit, limit: w.limit, remaining: Math.max(0, w.limit - position), resetSeconds });
+        });
+      }
+    } catch (err) {
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+    } finally {
+      flushing = false;
+      if (queued.size > 0) void flush();
+    }
+  };
+
+  return function consume(keyId: string, limit: number): Promise<RateDecision> {
+    return new Promise<RateDecision>((resolve, reject) => {
+      const waiters = queued.get(keyId);
+      if (waiters) waiters.push({ limit, resolve, reject });
+      else queued.set(keyId, [{ limit, resolve, reject }]);
+      void flush();
+    });
+  };
+}

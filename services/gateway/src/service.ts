@@ -1,0 +1,69 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { connectDatabase } from '@platform/shared/db';
+import { createLogger, type Logger } from '@platform/shared/log';
+import { connectNats } from '@platform/shared/nats';
+import { startOpsServer } from '@platform/shared/ops-server';
+import { trackReadiness } from '@platform/shared/readiness';
+import { createApp } from './app.ts';
+import type { GatewayConfig } from './config.ts';
+import { createUsageRecorder } from './usage.ts';
+
+export interface RunningGateway {
+  port: number;
+  opsPort: number;
+  close(): Promise<void>;
+}
+
+export async function startGateway(config: GatewayConfig, logger?: Logger): Promise<RunningGateway> {
+  const log = logger ?? createLogger({ service: 'gateway' }, config.LOG_LEVEL);
+  // The gateway writes only rate-limit counters and usage tallies: a Postgres crash may lose their last few hundred
+  // milliseconds, and no request waits for a WAL flush (the limiter's upsert runs on every request).
+  const sql = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'gateway', synchronousCommit: false });
+  // forward() maps every request error to UNAVAILABLE without looking at it: no stack capture per forwarded request.
+  const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: 'gateway' });
+  collectDefaultMetrics({ register: registry });
+  const readiness = trackReadiness(sql, nc);
+  const usage = createUsageRecorder(sql, log);
+  const app = createApp({ config, sql, nc, log, registry, ready: readiness.ready, recordUsage: usage.record });
+  const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
+  // While draining, answers say Connection: close, so that keep-alive clients let go of their sockets: otherwise
+  // server.close() would wait for them (up to keepAliveTimeout) after the last request in flight has finished.
+  let draining = false;
+  const unanswered = new Set<ServerResponse>();
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining) res.setHeader('Connection', 'close');
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info('listening', { port, ops_port: ops.port });
+
+  return {
+    port,
+    opsPort: ops.port,
+    async close() {
+      // Stop accepting, let in-flight requests finish (idle keep-alive sockets are closed), then disconnect.
+      draining = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await usage.stop();
+      readiness.stop();
+      await ops.close();
+      await nc.drain().catch(() => {});
+      await sql.end({ timeout: 5 });
+      log.info('stopped');
+    },
+  };
+}

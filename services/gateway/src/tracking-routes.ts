@@ -1,0 +1,151 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import {
+  RPC_OUTCOME_HEADER,
+  trackingSubject,
+  type RpcError,
+  type TrackingClient,
+  type TrackingOperation,
+  type TrackReferralReply,
+  type TrackReferralRequest,
+  type TrackVisitRequest,
+} from '@platform/shared/catalogue';
+import { decodeJson, encodeJson } from '@platform/shared/nats';
+import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
+import type { GatewayConfig } from './config.ts';
+import { sendError, sendServiceError } from './http-errors.ts';
+import { TRACKING_SCRIPT } from './tracking-script.ts';
+
+const VISIT_BODY_LIMIT = '8kb';
+const SCRIPT_CACHE_SECONDS = 3600;
+
+type Reply = { kind: 'ok'; created: boolean; data: Uint8Array } | { kind: 'error'; error: RpcError } | { kind: 'unavailable' };
+
+/**
+ * Public referral tracking, no API key (mounted before the /api/v1 checks):
+ * - GET /r/{merchant_id}/{slug}, and GET /r/{slug} on a merchant's own tracking host: records a visit, sets the
+ *   `_svc_sess` cookie on that host and redirects (302) to the merchant's landing page with ?via={slug}.
+ * - GET /t/script.js: the tracking script merchants embed; POST /t/visit: what it calls (CORS open to any origin,
+ *   without credentials: the endpoint is public and answers only a visit id).
+ * The events service records the visits (catalogue: trackingSubject); errors are the API's JSON envelope.
+ *
+ * The cookie is not HttpOnly: the tracking script must read it to keep one visit per click, and it holds only a
+ * visit id, which grants nothing. SameSite=Lax keeps it on top-level navigations; Secure whenever served over https.
+ */
+export function createTrackingRoutes(deps: { config: GatewayConfig; nc: NatsConnection }): express.Router {
+  const { config, nc } = deps;
+  const router = express.Router();
+  const visitJson = express.json({ limit: VISIT_BODY_LIMIT, strict: true, type: 'application/json' });
+
+  const ask = async (operation: TrackingOperation, request: TrackReferralRequest | TrackVisitRequest): Promise<Reply> => {
+    let reply;
+    try {
+      reply = await nc.request(trackingSubject(config.NATS_PREFIX, operation), encodeJson(request), { timeout: config.RPC_TIMEOUT_MS });
+    } catch {
+      return { kind: 'unavailable' };
+    }
+    const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);
+    if (outcome === 'ok' || outcome === 'created') return { kind: 'ok', created: outcome === 'created', data: reply.data };
+    return { kind: 'error', error: decodeJson<RpcError>(reply.data) };
+  };
+
+  const client = (req: Request): TrackingClient => ({ ip: req.ip ?? null, user_agent: req.get('user-agent') ?? null });
+
+  const referral = (merchant: TrackReferralRequest['merchant']) => async (req: Request, res: Response) => {
+    res.locals['route'] = 'trackReferral';
+    res.setHeader('Cache-Control', 'no-store');
+    const reply = await ask('referral', {
+      request_id: res.locals['requestId'] as string,
+      deadline: Date.now() + config.RPC_TIMEOUT_MS,
+      merchant,
+      slug: req.params['slug'] as string,
+      current_visit_id: readCookie(req, VISIT_COOKIE),
+      client: client(req),
+    });
+    if (reply.kind === 'unavailable') return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
+    if (reply.kind === 'error') return sendServiceError(res, reply.error);
+    const visit = decodeJson<TrackReferralReply>(reply.data);
+    res.cookie(VISIT_COOKIE, visit.visit_id, {
+      maxAge: visit.max_age_seconds * 1000,
+      path: '/',
+      sameSite: 'lax',
+      secure: req.secure,
+      httpOnly: false,
+    });
+    res.redirect(302, visit.redirect_url);
+  };
+
+  router.get('/r/:merchant_id/:slug', (req, res) => referral({ id: req.params['merchant_id'] as string })(req, res));
+  router.get('/r/:slug', (req, res) => referral({ host: req.hostname })(req, res));
+
+  router.get('/t/script.js', (_req, res) => {
+    res.locals['route'] = 'trackingScript';
+    // Loaded by other sites' pages: helmet's same-origin resource policy would make browsers refuse it.
+    res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+    res.setHeader('Cache-Control', `public, max-age=${SCRIPT_CACHE_SECONDS}`);
+    res.type('application/javascript; charset=utf-8').send(TRACKING_SCRIPT);
+  });
+
+  const allowAnyOrigin = (_req: Request, res: Response, next: NextFunction) => {
+    res.locals['route'] = 'trackVisit';
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+    next();
+  };
+
+  router.options('/t/visit', allowAnyOrigin, (_req, res) => {
+    res.setHeader('Access-Control-Allow-Methods', 'POST');
+    res.setHeader('Access-Control-Allow-Headers', 'Content-Type');
+    res.setHeader('Access-Control-Max-Age', '86400');
+    res.status(204).end();
+  });
+
+  router.post('/t/visit', allowAnyOrigin, (req, res, next) => {
+    if (!req.is('application/json')) {
+      return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 });
+    }
+    visitJson(req, res, next);
+  }, async (req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-store');
+    const reply = await ask('visit', {
+      request_id: res.locals['requestId'] as string,
+      deadline: Date.now() + config.RPC_TIMEOUT_MS,
+      body: req.body ?? {},
+      client: client(req),
+    });
+    if (reply.kind === 'unavailable') return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
+    if (reply.kind === 'error') return sendServiceError(res, reply.error);
+    res.status(reply.created ? 201 : 200).type('application/json').send(Buffer.from(reply.data));
+  });
+
+  // Body problems of /t/visit, with its own limit in the message; anything else goes on to the app's handler.
+  router.use((err: Error & { type?: string }, _req: Request, res: Response, next: NextFunction) => {
+    if (res.locals['route'] !== 'trackVisit' || res.headersSent) return next(err);
+    switch (err.type) {
+      case 'entity.parse.failed':
+        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', { details: [{ path: 'body', message: 'is not valid JSON' }] });
+      case 'entity.too.large':
+        return sendError(res, 'INVALID_INPUT', `The body exceeds ${VISIT_BODY_LIMIT}`, { status: 413 });
+      default:
+        return next(err);
+    }
+  });
+
+  return router;
+}
+
+/** One cookie's value from the Cookie header, or null; a value that does not decode is treated as absent. */
+function readCookie(req: Request, name: string): string | null {
+  const header = req.get('cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,45 @@
+import type { Sql } from '@platform/shared/db';
+import type { Logger } from '@platform/shared/log';
+
+/**
+ * Counts requests per key in memory and adds them to the per-day usage log (and last_used_at) every few seconds,
+ * so the audit trail costs one write per key per interval instead of one per request.
+ */
+export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
+  let counts = new Map<string, number>();
+
+  const flush = async () => {
+    if (counts.size === 0) return;
+    const batch = counts;
+    counts = new Map();
+    const rows = [...batch].map(([key_id, requests]) => ({ key_id, requests }));
+    try {
+      await sql`
+        insert into api_key_usage_daily (key_id, day, requests)
+        select key_id, (now() at time zone 'utc')::date, requests
+        from jsonb_to_recordset(${sql.json(rows as never)}) as r(key_id text, requests bigint)
+        on conflict (key_id, day) do update set requests = api_key_usage_daily.requests + excluded.requests`;
+      await sql`
+        update api_keys k set last_used_at = now()
+        from jsonb_to_recordset(${sql.json(rows as never)}) as r(key_id text, requests bigint)
+        where k.id = r.key_id`;
+    } catch (err) {
+      // Put the counts back: they are added on the next flush.
+      for (const [k, n] of batch) counts.set(k, (counts.get(k) ?? 0) + n);
+      log.warn('could not record key usage', { err: (err as Error).message });
+    }
+  };
+
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+  return {
+    record(keyId: string) {
+      counts.set(keyId, (counts.get(keyId) ?? 0) + 1);
+    },
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

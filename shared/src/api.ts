@@ -1,0 +1,19 @@
+import type { ApiOperation } from './api/define.ts';
+import { affiliatesApi } from './api/affiliates.ts';
+import { commissionsApi } from './api/commissions.ts';
+import { couponsApi } from './api/coupons.ts';
+import { eventsApi } from './api/events.ts';
+import { webhooksApi } from './api/webhooks.ts';
+
+export type { ApiOperation, OperationInput, Scope } from './api/define.ts';
+
+/** Every REST operation of /api/v1, by domain; each domain's file holds its entries. */
+export const api = {
+  ...affiliatesApi,
+  ...commissionsApi,
+  ...eventsApi,
+  ...couponsApi,
+  ...webhooksApi,
+} as const;
+
+export const operations: ApiOperation[] = Object.values(api) as ApiOperation[];

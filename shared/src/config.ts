@@ -1,0 +1,78 @@
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+/**
+ * Configuration comes only from environment variables. Each process declares the
+ * variables it reads as a TypeBox object; `loadConfig` parses them once at start.
+ * A bad value throws ConfigError naming the variable, and `main` exits on it.
+ */
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
+
+export function loadConfig<P extends TProperties>(
+  schema: TObject<P>,
+  env: NodeJS.ProcessEnv = process.env,
+): Static<TObject<P>> {
+  const values: Record<string, unknown> = {};
+  for (const name of Object.keys(schema.properties)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') values[name] = raw;
+  }
+  const validate = ajv.compile(schema);
+  if (!validate(values)) {
+    const err = validate.errors![0]!;
+    const variable = err.instancePath.replace(/^\//, '') || String(err.params['missingProperty'] ?? '?');
+    throw new ConfigError(variable, `${err.message ?? 'is invalid'} (got ${JSON.stringify(env[variable] ?? null)})`);
+  }
+  return values as Static<TObject<P>>;
+}
+
+// The variables that every service reads; each service adds its own.
+export const CommonEnv = {
+  APP_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], {
+    default: 'development',
+    description: 'development allows a built-in encryption key and (for webhooks) http and loopback URLs',
+  }),
+  DATABASE_URL: Type.String({
+    default: 'postgres://postgres@127.0.0.1:5432/affiliate',
+    pattern: '^postgres(ql)?://',
+    description: 'Postgres connection string',
+  }),
+  DATABASE_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 200 }),
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', pattern: '^(nats|tls|ws|wss)://' }),
+  NATS_PREFIX: Type.String({
+    default: 'aff',
+    pattern: '^[a-z][a-z0-9_]{0,31}$',
+    description: 'first token of every subject and prefix of every stream name (isolates environments)',
+  }),
+  LOG_LEVEL: Type.Union(
+    [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
+    { default: 'info' },
+  ),
+  ENCRYPTION_KEY: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/=_-]{43,}$',
+      description: 'base64 of 32 random bytes; encrypts secrets at rest and signs cursors. Required in production',
+    }),
+  ),
+};
+
+export const CommonConfig = Type.Object(CommonEnv);
+export type CommonConfig = Static<typeof CommonConfig>;
+
+/** Outside production a fixed development key is used, so that `npm start` needs no setup. */
+export function encryptionKey(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY'>): Buffer {
+  if (config.ENCRYPTION_KEY) {
+    const key = Buffer.from(config.ENCRYPTION_KEY, 'base64');
+    if (key.length < 32) throw new ConfigError('ENCRYPTION_KEY', 'must decode to at least 32 bytes');
+    return key.subarray(0, 32);
+  }
+  if (config.APP_ENV === 'production') throw new ConfigError('ENCRYPTION_KEY', 'is required when APP_ENV=production');
+  return Buffer.from('development-only-key-not-secret!', 'utf8');
+}

@@ -1,0 +1,35 @@
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<{}>;
+export type TransactionSql = postgres.TransactionSql<{}>;
+/** Either the pool or a transaction: query modules accept both so that callers choose the transaction. */
+export type Queryable = Sql | TransactionSql;
+
+export function connectDatabase(
+  url: string,
+  options: {
+    max?: number;
+    applicationName?: string;
+    /** false: commits return before their WAL is flushed (for counters whose last few hundred ms may be lost in a crash). */
+    synchronousCommit?: boolean;
+  } = {},
+): Sql {
+  return postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: {
+      application_name: options.applicationName ?? 'affiliate-platform',
+      ...(options.synchronousCommit === false ? { synchronous_commit: 'off' } : {}),
+    },
+    // numeric and bigint come back as strings: money is never turned into a float by the driver.
+    types: {},
+  });
+}
+
+/** Postgres error codes the services turn into API errors. */
+export const PG_UNIQUE_VIOLATION = '23505';
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint_name?: string };
+  return e?.code === PG_UNIQUE_VIOLATION && (constraint === undefined || e.constraint_name === constraint);
+}

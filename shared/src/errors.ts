@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** The closed set of error codes. HTTP statuses are assigned only at the gateway's edge. */
+export const ERROR_CODES = [
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'PLAN_REQUIRED',
+  'RATE_LIMITED',
+  'INVALID_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'INTERNAL',
+  'UNAVAILABLE',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export const ErrorDetailSchema = Type.Object(
+  {
+    path: Type.String({ description: 'JSON pointer to the offending input ("/email", "/query/limit")', examples: ['/email'] }),
+    message: Type.String({ description: 'what is wrong with it', examples: ['must match format "email"'] }),
+  },
+  { additionalProperties: false },
+);
+
+export const ErrorEnvelopeSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c)), { description: 'machine-readable code' }),
+        message: Type.String({ description: 'human-readable explanation', examples: ['No such affiliate'] }),
+        request_id: Type.String({ description: 'the x-request-id of the request', examples: ['req_01JD3T6M0S2E4W5X6Y7Z8A9B0C'] }),
+        details: Type.Optional(Type.Array(ErrorDetailSchema, { description: 'per-field problems (INVALID_INPUT)' })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'Error' },
+);
+export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
+
+/** A failure the caller should see, as opposed to a bug (which becomes INTERNAL). */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const invalidInput = (path: string, message: string): ApiError =>
+  new ApiError('INVALID_INPUT', 'The request is invalid', [{ path, message }]);
+
+export const notFound = (what: string): ApiError => new ApiError('NOT_FOUND', `No such ${what}`);

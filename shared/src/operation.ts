@@ -1,0 +1,144 @@
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { ApiOperation, OperationInput } from './api.ts';
+import { headers } from '@nats-io/nats-core';
+import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcOutcome, type RpcRequest } from './catalogue.ts';
+import type { Sql } from './db.ts';
+import { ApiError } from './errors.ts';
+import type { Logger } from './log.ts';
+import { decodeJson, encodeJson } from './nats.ts';
+import { compileValidator } from './validation.ts';
+
+/** What a handler gets besides its validated input. */
+export interface OperationContext {
+  sql: Sql;
+  merchantId: string;
+  requestId: string;
+  log: Logger;
+}
+
+/** `no_content` answers 204 with no body (a delete). */
+export type OperationResult = { outcome: 'ok' | 'created'; body: unknown } | { outcome: 'no_content' };
+
+export interface Operation {
+  spec: ApiOperation;
+  run(ctx: OperationContext, request: Pick<RpcRequest, 'params' | 'query' | 'body'>): Promise<OperationResult>;
+}
+
+/** Binds a handler to its catalogue entry; input is validated against the entry's schemas before the handler runs. */
+export function defineOperation<O extends ApiOperation>(
+  spec: O,
+  handler: (ctx: OperationContext, input: OperationInput<O>) => Promise<OperationResult>,
+): Operation {
+  const validateParams = compileValidator<OperationInput<O>['params']>(spec.params, 'params');
+  // A path segment that cannot be an id (a NUL byte, say) names nothing: NOT_FOUND, as for any unknown id.
+  const params = (value: unknown) => {
+    try {
+      return validateParams(value);
+    } catch (err) {
+      if (err instanceof ApiError) throw new ApiError('NOT_FOUND', 'No such resource');
+      throw err;
+    }
+  };
+  const query = compileValidator<OperationInput<O>['query']>(spec.query, 'query');
+  const body = spec.body ? compileValidator<OperationInput<O>['body']>(spec.body, 'body') : null;
+  return {
+    spec,
+    run: (ctx, request) =>
+      handler(ctx, {
+        params: params(request.params),
+        query: query(request.query),
+        body: (body ? body(request.body ?? {}) : undefined) as OperationInput<O>['body'],
+      }),
+  };
+}
+
+/**
+ * Answers the gateway's requests for a service's operations. All replicas join one queue group, so each request is
+ * handled by one replica. `drain` stops taking new requests and waits for those in flight (SIGTERM).
+ */
+export function serveOperations(opts: {
+  nc: NatsConnection;
+  sql: Sql;
+  prefix: string;
+  operations: Operation[];
+  log: Logger;
+  registry: Registry;
+}): { drain(): Promise<void> } {
+  const { nc, sql, prefix, log } = opts;
+  const inFlight = new Set<Promise<void>>();
+  const handled = new Counter({
+    name: 'operations_total',
+    help: 'Operations handled, by operation and result code',
+    labelNames: ['operation', 'code'],
+    registers: [opts.registry],
+  });
+  const duration = new Histogram({
+    name: 'operation_duration_seconds',
+    help: 'Time to handle an operation',
+    labelNames: ['operation', 'code'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [opts.registry],
+  });
+
+  const subscriptions: Subscription[] = opts.operations.map((op) =>
+    nc.subscribe(rpcSubject(prefix, op.spec.service, op.spec.name), {
+      queue: op.spec.service,
+      callback: (err, msg) => {
+        if (err) {
+          log.error('rpc subscription error', { operation: op.spec.operationId, err: err.message });
+          return;
+        }
+        const started = performance.now();
+        const work = (async () => {
+          let request: RpcRequest;
+          try {
+            request = decodeJson<RpcRequest>(msg.data);
+          } catch {
+            log.warn('undecodable rpc request', { operation: op.spec.operationId });
+            return;
+          }
+          // The gateway has already answered 503: doing the work now would only surprise the caller later.
+          if (Date.now() > request.deadline) {
+            handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
+            return;
+          }
+          const reqLog = log.child({ request_id: request.request_id, merchant_id: request.merchant_id, operation: op.spec.operationId });
+          let outcome: RpcOutcome;
+          let body: unknown;
+          let code: string;
+          try {
+            const result = await op.run({ sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog }, request);
+            outcome = code = result.outcome;
+            body = result.outcome === 'no_content' ? undefined : result.body;
+          } catch (e) {
+            let error: RpcError;
+            if (e instanceof ApiError) {
+              error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+            } else {
+              reqLog.error('operation failed', { err: e as Error });
+              error = { code: 'INTERNAL', message: 'Something went wrong on our side' };
+            }
+            outcome = 'error';
+            code = error.code;
+            body = error;
+          }
+          handled.inc({ operation: op.spec.operationId, code });
+          duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);
+          const h = headers();
+          h.set(RPC_OUTCOME_HEADER, outcome);
+          msg.respond(outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body), { headers: h });
+        })();
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+      },
+    }),
+  );
+
+  return {
+    async drain() {
+      await Promise.all(subscriptions.map((s) => s.drain().catch(() => {})));
+      await Promise.all([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { CommonConfig } from './config.ts';
+import { connectDatabase, type Sql } from './db.ts';
+import { createLogger, type Logger } from './log.ts';
+import { migrate } from './migrate.ts';
+import { connectNats, ensureStreams } from './nats.ts';
+import { serveOperations, type Operation } from './operation.ts';
+import { startOpsServer } from './ops-server.ts';
+import { startOutboxRelay, type OutboxRelay } from './outbox.ts';
+import { trackReadiness } from './readiness.ts';
+
+export interface ServiceRuntime {
+  name: string;
+  sql: Sql;
+  nc: NatsConnection;
+  log: Logger;
+  registry: Registry;
+  relay: OutboxRelay | null;
+  opsPort: number;
+  close(): Promise<void>;
+}
+
+/** A background part of a service (a consumer, a scheduler) that must be stopped before connections close. */
+export interface Worker {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what every service process has: Postgres (migrated), NATS with the catalogue's streams, the ops server,
+ * the outbox relay when asked, the service's operations, and its workers. `close` drains in reverse order.
+ */
+export async function startService(opts: {
+  name: string;
+  config: CommonConfig & { OPS_PORT: number };
+  operations: Operation[];
+  outboxRelay: boolean;
+  workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
+  log?: Logger;
+}): Promise<ServiceRuntime> {
+  const { name, config } = opts;
+  const log = opts.log ?? createLogger({ service: name }, config.LOG_LEVEL);
+  const sql = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: name });
+  const applied = await migrate(sql);
+  if (applied.length) log.info('migrations applied', { applied });
+  const nc = await connectNats(config.NATS_URL, name);
+  await ensureStreams(nc, config.NATS_PREFIX);
+
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: name });
+  collectDefaultMetrics({ register: registry });
+  const readiness = trackReadiness(sql, nc);
+  const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
+  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log }) : null;
+  const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
+  const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };
+  const workers = opts.workers ? await opts.workers(partial) : [];
+  log.info('started', { ops_port: ops.port });
+
+  return {
+    ...partial,
+    async close() {
+      await serving.drain();
+      for (const w of workers.reverse()) await w.stop();
+      await relay?.stop();
+      readiness.stop();
+      await ops.close();
+      await nc.drain().catch(() => {});
+      await sql.end({ timeout: 5 });
+      log.info('stopped');
+    },
+  };
+}

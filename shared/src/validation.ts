@@ -1,0 +1,86 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { ApiError, type ErrorDetail } from './errors.ts';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under some loaders.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => Ajv2020;
+
+// Bodies are JSON: types must already be right. Query strings arrive as text: "25" may become 25.
+const bodyAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, useDefaults: false }));
+const queryAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+
+export type Location = 'body' | 'query' | 'params';
+
+/** Compiles a schema into a function that returns the (possibly coerced) value or throws INVALID_INPUT. */
+export function compileValidator<T>(schema: TSchema, location: Location): (value: unknown) => T {
+  const validate = (location === 'body' ? bodyAjv : queryAjv).compile(schema);
+  return (value: unknown): T => {
+    const nul = findNul(value, '');
+    if (nul !== null) throw new ApiError('INVALID_INPUT', 'The request is invalid', [{ path: nul || location, message: 'must not contain NUL characters' }]);
+    if (!validate(value)) throw new ApiError('INVALID_INPUT', 'The request is invalid', toDetails(validate.errors ?? [], location));
+    return value as T;
+  };
+}
+
+export function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  // A union of literals fails with one `const` error per literal: say once which values are allowed.
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errors) {
+    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), e.params['allowedValue']]);
+  }
+  for (const e of errors) {
+    // Union branches repeat themselves; report each path once with the first message.
+    let path = pointerToPath(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      path = join(path, String(e.params['additionalProperty']));
+      message = 'is not a known field';
+    } else if (e.keyword === 'required') {
+      path = join(path, String(e.params['missingProperty']));
+      message = 'is required';
+    } else if (e.keyword === 'const' || (e.keyword === 'anyOf' && allowed.has(e.instancePath))) {
+      message = `must be one of: ${(allowed.get(e.instancePath) ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'minProperties') {
+      message = 'must name at least one field';
+    }
+    const shown = path || location;
+    if (seen.has(shown)) continue;
+    seen.add(shown);
+    details.push({ path: shown, message });
+  }
+  return details;
+}
+
+function pointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+}
+
+const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
+
+/** Postgres text cannot hold U+0000, so it is refused at the door instead of failing in the database. */
+function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNul(value[i], `${path}[${i}]`);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return join(path, k.replace(/\u0000/g, '\\u0000'));
+      const hit = findNul(v, join(path, k));
+      if (hit !== null) return hit;
+    }
+  }
+  return null;
+}
