@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Agent, request } from 'undici';
 import { streamName } from '@platform/shared/catalogue';
@@ -63,6 +64,8 @@ const DISPATCHER_CONCURRENCY = 64;
 const ENDPOINT_CONCURRENCY = 4;
 /** The outbox relay's NOTIFY channel (shared/src/outbox.ts). */
 const OUTBOX_CHANNEL = 'outbox_pending';
+/** Postgres CPU of the bench database's backends only (a part of postgres*), reported in a table of its own. */
+const BENCH_DB_COLUMN = 'postgres, bench db';
 /** Arrivals are awaited until none came for this long. */
 const STALL_MS = 30_000;
 
@@ -153,11 +156,13 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     await receiver.stats('tp', true);
     log(`${name}: ${count} payout.sent events to ${merchants.length} endpoint(s)`);
     const before = m.cpu.snapshot();
+    const backendsBefore = await benchDatabaseBackends(sql);
     const t0 = performance.now();
     const rows = Array.from({ length: count }, (_, i) => ({ merchantId: merchants[i % merchants.length]!, type: 'payout.sent', data: payoutData(seq++) }));
     await enqueueBulk(sql, rows);
     const st = await waitArrivals('tp', count);
     const cpu = m.cpu.since(before);
+    cpu[BENCH_DB_COLUMN] = backendsUsed(backendsBefore, await benchDatabaseBackends(sql));
     const span = st.first !== null && st.last !== null && st.requests > 1 ? (st.last - st.first) / 1000 : NaN;
     const figures: Figures = {
       rps: (st.requests - 1) / span,
@@ -186,9 +191,11 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     await receiver.stats('healthy', true);
     log(`${name}: ${s.rate} tax_form.submitted events/s for ${settings.duration} s, open loop`);
     const before = m.cpu.snapshot();
+    const backendsBefore = await benchDatabaseBackends(sql);
     const produced = await produceAtRate(producer, ctx.merchantId, s.rate, settings.duration);
     const st = await waitArrivals('healthy', produced.sent);
     const cpu = m.cpu.since(before);
+    cpu[BENCH_DB_COLUMN] = backendsUsed(backendsBefore, await benchDatabaseBackends(sql));
     const sorted = ascending(st.latencies);
     const latency = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.length ? sorted[sorted.length - 1]! : NaN, received: sorted.length, produced: produced.sent };
     const figures: Figures = {
@@ -305,10 +312,46 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     `Noisy neighbour: ${noisyNote}.`,
     '',
     cpuTable(cpuRows, columns, 'delivery or event'),
+    '',
+    // The postgres* column counts every postgres process on the machine; this one only the bench database's.
+    table(
+      ['Postgres CPU µs per delivery or event, backends of the bench database only', 'µs'],
+      cpuRows
+        .filter((r) => r.cpu[BENCH_DB_COLUMN] != null)
+        .map((r) => [r.scenario, ((r.cpu[BENCH_DB_COLUMN]! / Math.max(1, r.figures.requests)) * 1e6).toFixed(0)]),
+      ['l', 'r'],
+    ),
   ].join('\n');
 
   const memRows: MemoryRow[] = memoryRows(memChildren, idle, memory.peak);
   return { section, memRows, verdicts };
+}
+
+/**
+ * CPU seconds used so far by each Postgres backend connected to the bench database (the postgres* column counts
+ * every postgres process on the machine, other users of the server included). A backend that ends during a run
+ * loses its share; the services' pools keep theirs open.
+ */
+async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const ticks = 100; // USER_HZ on Linux
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticks);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function backendsUsed(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
+  return total;
 }
 
 interface Latency {

@@ -1,18 +1,24 @@
-import { jetstream, type JsMsg } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
-import { DISPATCHER_ATTEMPTS_CONSUMER, streamName, type WebhookAttemptHint } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
-import { isId } from '@platform/shared/ids';
+import { decryptSecret } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
-import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookHeaders } from '@platform/shared/webhooks';
 import type { Dispatcher } from 'undici';
-import { signingSecrets } from './endpoints.ts';
-import { claimDelivery, judgeAttempt, recordAttempt, type ClaimedDelivery, type ClaimResult } from './queries/deliveries.ts';
+import {
+  claimDue,
+  deadLetterWaiting,
+  judgeAttempt,
+  lockEndpoints,
+  recordAttempts,
+  relaxCommit,
+  settleEndpoints,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type EndpointTally,
+} from './queries/deliveries.ts';
+import { inOneTrip } from './one-trip.ts';
 import { postWebhook } from './send.ts';
-import { consumeConcurrently } from '@platform/shared/consume';
 
 export interface AttemptSettings {
   replicaId: string;
@@ -24,24 +30,46 @@ export interface AttemptSettings {
   endpointConcurrency: number;
 }
 
+/** Attempts recorded per transaction at most; more wait for the next one. */
+const RECORD_BATCH = 500;
+/** Recording transactions in flight at once: a new batch does not wait for a slow one to commit. */
+const RECORDERS = 2;
+/** Decrypted endpoint secrets kept (by their encrypted form, so a rotation is a new entry, never a stale one). */
+const SECRET_CACHE_SIZE = 10_000;
+
 /**
- * Works the hint stream: claim the named delivery (lease in Postgres), ack the hint, attempt, record. After a
- * success the same slot goes on with the endpoint's next due delivery, so a healthy endpoint's backlog drains at its
- * concurrency without waiting for hints; after a failure it stops, and the sweeper hints the rest when due.
+ * The replica's attempt slots (WEBHOOK_CONCURRENCY) and everything that happens in them. Work comes in already
+ * leased, from three places that each claim in Postgres only as many deliveries as they reserved slots for: the
+ * fan-out (new deliveries, claimed in the transaction that created them), the hint consumer (deliveries the sweeper,
+ * a replay or a test event hinted), and the recorder itself. A slot is held from the claim until the outcome is
+ * committed (the lease is released in that commit), so a replica never holds more leases than it has slots.
+ *
+ * Outcomes are recorded in batches: whatever finished while the previous recording transaction ran goes into the
+ * next one (at most RECORDERS at once, so one slow commit does not hold the others up). In the same transaction
+ * the slots it frees go on with due deliveries of the endpoints that just succeeded, and of endpoints this replica
+ * created deliveries for but had no room for then ("wanting"): a healthy endpoint's backlog drains at its
+ * concurrency without hints. After a failure an endpoint is not refilled: the sweeper hints it when due.
  */
-export async function startAttemptWorker(opts: {
+export interface AttemptEngine extends Worker {
+  /** Reserves up to `max` free slots for a claim about to run; returns how many. */
+  reserve(max: number): number;
+  /** Starts attempts for deliveries claimed with `reserved` slots; the slots not used are freed. */
+  start(claimed: ClaimedDelivery[], reserved: number): void;
+  /** Endpoints with due deliveries this replica could not claim for lack of slots or room. */
+  want(endpointIds: Iterable<string>): void;
+  /** Resolves once a slot has been freed (or the engine stops). */
+  slotFreed(): Promise<void>;
+  stopping(): boolean;
+}
+
+export function startAttemptEngine(opts: {
   sql: Sql;
-  nc: NatsConnection;
-  prefix: string;
   log: Logger;
   registry: Registry;
   agent: Dispatcher;
   settings: AttemptSettings;
-}): Promise<Worker> {
-  const { sql, nc, prefix, log, agent, settings } = opts;
-  await ensureDurableConsumer(nc, prefix, DISPATCHER_ATTEMPTS_CONSUMER);
-  const consumer = await jetstream(nc).consumers.get(streamName(prefix, 'WEBHOOK_ATTEMPTS'), DISPATCHER_ATTEMPTS_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: Math.max(settings.concurrency, 10) });
+}): AttemptEngine {
+  const { sql, log, agent, settings } = opts;
   const attemptsTotal = new Counter({
     name: 'webhook_attempts_total',
     help: 'Webhook delivery attempts, by verdict',
@@ -49,74 +77,203 @@ export async function startAttemptWorker(opts: {
     registers: [opts.registry],
   });
   const claimOpts = { replicaId: settings.replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
+  const secrets = new Map<string, string>();
+  let busy = 0; // slots reserved, attempting, or waiting for their outcome to be recorded
+  let stopping = false;
+  const finished: AttemptRecord[] = [];
+  const wanting = new Set<string>();
+  const flushes = new Set<Promise<void>>();
+  const attempts = new Set<Promise<void>>();
+  let freedWaiters: (() => void)[] = [];
 
-  const attempt = async (d: ClaimedDelivery): Promise<boolean> => {
-    const secrets = signingSecrets(settings.masterKey, d);
-    const headers = webhookHeaders(secrets, d.message_id, Math.floor(Date.now() / 1000), d.body);
-    const outcome = await postWebhook({ dispatcher: agent, url: d.url, headers, body: d.body, timeoutMs: settings.attemptTimeoutMs });
-    const attemptsMade = d.attempt_count + 1;
-    const verdict = judgeAttempt(outcome, attemptsMade, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
-      nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
-    );
-    const { endpointDisabled } = await recordAttempt(sql, d, outcome, verdict, settings.replicaId);
-    attemptsTotal.inc({ verdict: verdict.kind });
-    log.debug('webhook attempt', {
-      delivery_id: d.id,
-      endpoint_id: d.endpoint_id,
-      attempt: attemptsMade,
-      status_code: outcome.statusCode,
-      error: outcome.error,
-      verdict: verdict.kind,
-      duration_ms: outcome.durationMs,
-    });
-    return verdict.kind === 'succeeded' && !endpointDisabled;
+  const free = () => Math.max(0, settings.concurrency - busy);
+  /** Wakes whoever waits for a slot, and the recorder (free slots may refill wanted endpoints). */
+  const notify = () => {
+    if (free() > 0 || stopping) {
+      const waiters = freedWaiters;
+      freedWaiters = [];
+      for (const w of waiters) w();
+    }
+    kick();
+  };
+  const release = (n: number) => {
+    busy -= n;
+    notify();
   };
 
-  const run = async (first: ClaimedDelivery, stopping: () => boolean) => {
-    let current: ClaimedDelivery | null = first;
-    while (current) {
-      const healthy = await attempt(current);
-      if (!healthy || stopping()) return;
-      const next: ClaimResult = await claimDelivery(sql, { endpointId: current.endpoint_id }, claimOpts);
-      current = next.kind === 'claimed' ? next.delivery : null;
+  const secret = (encrypted: string): string => {
+    let plain = secrets.get(encrypted);
+    if (plain === undefined) {
+      if (secrets.size >= SECRET_CACHE_SIZE) secrets.clear();
+      plain = decryptSecret(settings.masterKey, encrypted);
+      secrets.set(encrypted, plain);
     }
+    return plain;
+  };
+  const signingSecrets = (d: ClaimedDelivery): string[] => {
+    const list = [secret(d.secret_encrypted)];
+    if (d.previous_secret_encrypted && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now()) {
+      list.push(secret(d.previous_secret_encrypted));
+    }
+    return list;
   };
 
-  const handle = async (m: JsMsg, stopping: () => boolean) => {
-    if (stopping()) {
-      m.nak(); // buffered when we stopped: another replica (or this one restarted) takes it now
-      return;
-    }
-    let hint: WebhookAttemptHint;
+  const attempt = async (d: ClaimedDelivery): Promise<void> => {
+    let record: AttemptRecord;
     try {
-      hint = decodeJson<WebhookAttemptHint>(m.data);
-    } catch {
-      m.term();
-      return;
-    }
-    if (!isId('dlv', hint?.delivery_id)) {
-      m.term();
-      return;
-    }
-    let claim: ClaimResult;
-    try {
-      claim = await claimDelivery(sql, { deliveryId: hint.delivery_id }, claimOpts);
+      const headers = webhookHeaders(signingSecrets(d), d.message_id, Math.floor(Date.now() / 1000), d.body);
+      const outcome = await postWebhook({ dispatcher: agent, url: d.url, headers, body: d.body, timeoutMs: settings.attemptTimeoutMs });
+      const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
+        nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
+      );
+      record = { delivery: { id: d.id, endpoint_id: d.endpoint_id }, outcome, verdict, attemptsMade: d.attempt_count + 1 };
     } catch (err) {
-      log.warn('could not claim a delivery; the hint will come again', { delivery_id: hint.delivery_id, err: (err as Error).message });
-      m.nak(1000);
+      // Nothing recordable (a secret that does not decrypt): the lease runs out and the sweeper hints it again.
+      log.error('webhook attempt failed before sending', { delivery_id: d.id, err: (err as Error).message });
+      release(1);
       return;
     }
-    // The lease now protects the delivery; holding the message during the HTTP call would only count it against
-    // max_ack_pending for every endpoint (nats-server#6093).
-    m.ack();
-    if (claim.kind !== 'claimed') return;
-    try {
-      await run(claim.delivery, stopping);
-    } catch (err) {
-      // Recording failed (database down): the lease runs out and the sweeper hints the delivery again.
-      log.error('webhook attempt could not be recorded', { delivery_id: claim.delivery.id, err: (err as Error).message });
-    }
+    finished.push(record);
+    kick();
   };
 
-  return consumeConcurrently(messages, { concurrency: settings.concurrency, log, name: 'webhook attempts', handle });
+  /** What a batch did to each endpoint, in the order the attempts finished. */
+  const tally = (batch: AttemptRecord[]): EndpointTally[] => {
+    const by = new Map<string, EndpointTally>();
+    for (const r of batch) {
+      let t = by.get(r.delivery.endpoint_id);
+      if (!t) by.set(r.delivery.endpoint_id, (t = { endpointId: r.delivery.endpoint_id, succeeded: false, failures: 0, gone: false }));
+      if (r.verdict.kind === 'succeeded') {
+        t.succeeded = true;
+        t.failures = 0;
+      } else {
+        t.failures++;
+        if (r.verdict.kind === 'gone') t.gone = true;
+      }
+    }
+    return [...by.values()];
+  };
+
+  /** Records `batch` and refills the slots it frees (plus `extra` reserved free ones); returns the new claims. */
+  const recordAndRefill = async (batch: AttemptRecord[], extra: number, refilling = true): Promise<ClaimedDelivery[]> => {
+    const tallies = tally(batch);
+    // Healthy endpoints go on with their next due deliveries; a failing one waits for the sweeper (its backoff).
+    const refill = new Set(wanting);
+    for (const t of tallies) {
+      if (t.succeeded && t.failures === 0 && !t.gone) refill.add(t.endpointId);
+      else refill.delete(t.endpointId);
+    }
+    const limit = stopping || !refilling ? 0 : batch.length + extra;
+    const endpoints = [...new Set([...tallies.map((t) => t.endpointId), ...refill])];
+    // Every statement is known up front: one round trip.
+    const [, , , , , claimed] = await inOneTrip<[void, void, void, void, void, ClaimedDelivery[]]>(sql, (tx) => [
+      relaxCommit(tx),
+      lockEndpoints(tx, endpoints),
+      recordAttempts(tx, batch, settings.replicaId),
+      settleEndpoints(tx, tallies),
+      deadLetterWaiting(tx, tallies.filter((t) => t.gone).map((t) => t.endpointId)),
+      claimDue(tx, { ...claimOpts, endpointIds: [...refill], limit }),
+    ]);
+    // Below the limit, every refilled endpoint got all it had room and work for: nothing more is wanted of it.
+    if (claimed.length < limit) for (const id of refill) wanting.delete(id);
+    for (const t of tallies) if (!(t.succeeded && t.failures === 0 && !t.gone)) wanting.delete(t.endpointId);
+    return claimed;
+  };
+
+  const flush = async (): Promise<void> => {
+    const batch = finished.splice(0, RECORD_BATCH);
+    // Free slots for the refill beyond the batch's own, at most what the endpoints to refill could take: the rest
+    // stay free for the fan-out and the hints meanwhile.
+    const endpoints = new Set([...wanting, ...batch.map((r) => r.delivery.endpoint_id)]);
+    const extra = stopping ? 0 : Math.min(free(), Math.max(0, endpoints.size * settings.endpointConcurrency - batch.length));
+    busy += extra;
+    let claimed: ClaimedDelivery[] = [];
+    let recorded = batch;
+    try {
+      claimed = await recordAndRefill(batch, extra);
+    } catch (err) {
+      // One bad record (its endpoint deleted meanwhile, say) must not lose the others: record them one by one.
+      recorded = [];
+      for (const r of batch.length > 1 ? batch : []) {
+        try {
+          await recordAndRefill([r], 0, false);
+          recorded.push(r);
+        } catch {
+          // logged below
+        }
+      }
+      if (recorded.length < batch.length) {
+        // Recording failed (database down): the leases run out and the sweeper hints the deliveries again.
+        log.error('webhook attempts could not be recorded', { count: batch.length - recorded.length, err: (err as Error).message });
+      }
+    }
+    for (const r of recorded) {
+      attemptsTotal.inc({ verdict: r.verdict.kind });
+      log.debug('webhook attempt', {
+        delivery_id: r.delivery.id,
+        endpoint_id: r.delivery.endpoint_id,
+        attempt: r.attemptsMade,
+        status_code: r.outcome.statusCode,
+        error: r.outcome.error,
+        verdict: r.verdict.kind,
+        duration_ms: r.outcome.durationMs,
+      });
+    }
+    busy -= batch.length + extra; // every slot of the batch is free now, recorded or not
+    run(claimed);
+  };
+
+  const run = (claimed: ClaimedDelivery[]) => {
+    busy += claimed.length;
+    for (const d of claimed) {
+      const work: Promise<void> = attempt(d).finally(() => attempts.delete(work));
+      attempts.add(work);
+    }
+    notify();
+  };
+
+  /** Starts recording transactions while there is something to record, or slots and wanted endpoints to refill. */
+  function kick(): void {
+    while (flushes.size < RECORDERS) {
+      const pull = finished.length === 0 && flushes.size === 0 && wanting.size > 0 && free() > 0 && !stopping;
+      if (finished.length === 0 && !pull) return;
+      const work: Promise<void> = flush()
+        .catch((err) => log.error('webhook recorder failed', { err: (err as Error).message }))
+        .finally(() => {
+          flushes.delete(work);
+          kick();
+        });
+      flushes.add(work);
+    }
+  }
+
+  return {
+    reserve(max) {
+      const n = stopping ? 0 : Math.min(max, free());
+      busy += n;
+      return n;
+    },
+    start(claimed, reserved) {
+      busy -= reserved;
+      run(claimed);
+    },
+    want(endpointIds) {
+      for (const id of endpointIds) wanting.add(id);
+      kick();
+    },
+    slotFreed() {
+      if (stopping || free() > 0) return Promise.resolve();
+      return new Promise((resolve) => freedWaiters.push(resolve));
+    },
+    stopping: () => stopping,
+    async stop() {
+      stopping = true;
+      notify();
+      // In-flight attempts finish and are recorded (their leases released); nothing new is claimed.
+      while (attempts.size > 0 || flushes.size > 0 || finished.length > 0) {
+        kick();
+        await Promise.all([...attempts, ...flushes]);
+      }
+    },
+  };
 }

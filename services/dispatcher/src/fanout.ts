@@ -5,11 +5,18 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
-import type { HintPublisher } from './hints.ts';
-import { fanOut } from './queries/deliveries.ts';
-import { consumeConcurrently } from '@platform/shared/consume';
+import type { AttemptEngine } from './attempts.ts';
+import { inTwoTrips } from './one-trip.ts';
+import { claimDue, insertDeliveries, insertMessages, lockEndpoints, type ClaimedDelivery, type FannedOut } from './queries/deliveries.ts';
 
-const FANOUT_CONCURRENCY = 8;
+/** Events fanned out per transaction at most. */
+const FANOUT_BATCH = 500;
+/** Fan-out transactions in flight at once: a new batch does not wait for a slow one to commit. */
+const FANOUT_TRANSACTIONS = 2;
+/** Messages the consumer pulls ahead (the consumer's max_ack_pending is 1000). */
+const PULL_AHEAD = 1000;
+/** Slots a batch may reserve per event: enough for an event to go to a few endpoints at once. */
+const SLOTS_PER_EVENT = 4;
 const PG_FOREIGN_KEY_VIOLATION = '23503';
 /** A short pause before JetStream offers the message again when Postgres failed; never used to schedule deliveries. */
 const DATABASE_RETRY_MS = 1000;
@@ -33,43 +40,127 @@ export function parseDomainEvent(data: Uint8Array): DomainEvent | null {
 }
 
 /**
- * Consumes the domain-event stream durably and turns each event into Postgres rows (message + deliveries) in one
- * transaction, acking only after the commit: an event is never acknowledged before it is recorded. Then hints the
- * new deliveries so the first attempt starts at once.
+ * Consumes the domain-event stream durably and turns the events into Postgres rows, many at a time: whatever
+ * arrived while the previous transaction ran goes into the next one (messages in one statement, deliveries in
+ * another), acking only after the commit: an event is never acknowledged before it is recorded. In the same
+ * transaction the replica leases the new deliveries it has free slots and endpoint room for, and attempts them at
+ * once, without a hint. What it had no room for stays due in Postgres (not hinted): the endpoint's finishing
+ * attempts on this replica pull it next, and the sweeper hints it to any replica once the endpoint has room.
  */
-export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: string; log: Logger; hints: HintPublisher }): Promise<Worker> {
-  const { sql, nc, prefix, log, hints } = opts;
+export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: string; log: Logger; engine: AttemptEngine; claim: { replicaId: string; leaseMs: number; endpointConcurrency: number } }): Promise<Worker> {
+  const { sql, nc, prefix, log, engine } = opts;
   await ensureDurableConsumer(nc, prefix, DISPATCHER_FANOUT_CONSUMER);
   const consumer = await jetstream(nc).consumers.get(streamName(prefix, 'DOMAIN_EVENTS'), DISPATCHER_FANOUT_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: 100 });
+  const messages = await consumer.consume({ max_messages: PULL_AHEAD });
+  const buffered: JsMsg[] = [];
+  const running = new Set<Promise<void>>();
+  let stopping = false;
 
-  const handle = async (m: JsMsg, stopping: () => boolean) => {
-    if (stopping()) {
-      m.nak();
-      return;
-    }
-    const event = parseDomainEvent(m.data);
-    if (!event) {
-      log.error('undecodable domain event; terminated', { subject: m.subject, seq: m.seq });
-      m.term();
-      return;
-    }
+  /** One transaction for `events`: messages, deliveries, and leases on as many as `slots` allow. */
+  const record = async (events: DomainEvent[], slots: number) => {
+    // Two round trips: BEGIN and the messages; then, knowing the endpoints, the deliveries, the claim and COMMIT.
+    // The endpoints' oldest due deliveries are claimed first: new events do not overtake a backlog.
+    let endpoints: string[] = [];
+    const [created, , claimed] = await inTwoTrips<
+      { message_id: string; merchant_id: string; endpoint_id: string }[],
+      [FannedOut[], void, ClaimedDelivery[]]
+    >(
+      sql,
+      (tx) => insertMessages(tx, events),
+      (tx, rows) => {
+        endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
+        return [
+          insertDeliveries(tx, rows),
+          slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
+          slots > 0 ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots }) : Promise.resolve([]),
+        ];
+      },
+    );
+    return { created, claimed };
+  };
+
+  /** Fans out `events`, settling each message; on a failure, one event at a time to find the one that fails. */
+  const fanOutBatch = async (batch: { ms: JsMsg[]; event: DomainEvent }[]): Promise<void> => {
+    const slots = engine.reserve(batch.length * SLOTS_PER_EVENT);
+    let result: Awaited<ReturnType<typeof record>>;
     try {
-      const created = await sql.begin((tx) => fanOut(tx, event));
-      m.ack();
-      if (created.length > 0) log.debug('event fanned out', { message_id: event.id, type: event.type, deliveries: created.length });
-      await hints.publish(created);
+      result = await record(batch.map((b) => b.event), slots);
     } catch (err) {
+      engine.start([], slots);
+      if (batch.length > 1) {
+        for (const one of batch) await fanOutBatch([one]);
+        return;
+      }
+      const { ms, event } = batch[0]!;
       if ((err as { code?: string }).code === PG_FOREIGN_KEY_VIOLATION) {
         // No such merchant: retrying cannot help, and redelivering it forever would only add noise.
         log.error('domain event for an unknown merchant; terminated', { message_id: event.id });
-        m.term();
+        for (const m of ms) m.term();
         return;
       }
       log.warn('fan-out failed; JetStream will offer the event again', { message_id: event.id, err: (err as Error).message });
-      m.nak(DATABASE_RETRY_MS);
+      for (const m of ms) m.nak(DATABASE_RETRY_MS);
+      return;
+    }
+    for (const b of batch) for (const m of b.ms) m.ack();
+    engine.start(result.claimed, slots);
+    const claimed = new Set(result.claimed.map((d) => d.id));
+    engine.want(result.created.filter((d) => !claimed.has(d.id)).map((d) => d.endpointId));
+    if (result.created.length > 0) log.debug('events fanned out', { events: batch.length, deliveries: result.created.length, attempted_at_once: claimed.size });
+  };
+
+  const flush = async (): Promise<void> => {
+    const msgs = buffered.splice(0, FANOUT_BATCH);
+    if (stopping) {
+      for (const m of msgs) m.nak(); // buffered when we stopped: redelivered to another replica (or this one restarted)
+      return;
+    }
+    // A message twice in one batch (redelivered, or published twice) is recorded once and settled with it.
+    const batch = new Map<string, { ms: JsMsg[]; event: DomainEvent }>();
+    for (const m of msgs) {
+      const event = parseDomainEvent(m.data);
+      if (!event) {
+        log.error('undecodable domain event; terminated', { subject: m.subject, seq: m.seq });
+        m.term();
+      } else {
+        const same = batch.get(event.id);
+        if (same) same.ms.push(m);
+        else batch.set(event.id, { ms: [m], event });
+      }
+    }
+    // In id order: two batches inserting the same messages (a redelivery racing its original) then wait for each
+    // other in one direction only, never in a cycle.
+    if (batch.size > 0) await fanOutBatch([...batch.values()].sort((a, b) => (a.event.id < b.event.id ? -1 : 1)));
+  };
+
+  const kick = () => {
+    while (running.size < FANOUT_TRANSACTIONS && buffered.length > 0) {
+      const work: Promise<void> = flush()
+        .catch((err) => log.error('fan-out: batch failed', { err: (err as Error).message }))
+        .finally(() => {
+          running.delete(work);
+          kick();
+        });
+      running.add(work);
     }
   };
 
-  return consumeConcurrently(messages, { concurrency: FANOUT_CONCURRENCY, log, name: 'fan-out', handle });
+  const loop = (async () => {
+    for await (const m of messages) {
+      buffered.push(m);
+      kick();
+      // Back-pressure: stop pulling while a full batch waits behind the transactions in flight.
+      while (buffered.length >= FANOUT_BATCH && running.size > 0) await Promise.race(running);
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping = true;
+      await messages.close().catch(() => {});
+      await loop.catch(() => {});
+      kick();
+      while (running.size > 0) await Promise.all([...running]);
+    },
+  };
 }

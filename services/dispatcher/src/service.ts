@@ -4,10 +4,11 @@ import { encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
-import { startAttemptWorker } from './attempts.ts';
+import { startAttemptEngine } from './attempts.ts';
 import type { DispatcherConfig } from './config.ts';
 import type { DispatcherDeps } from './deps.ts';
 import { startFanOut } from './fanout.ts';
+import { startHintConsumer } from './hint-consumer.ts';
 import { HintPublisher } from './hints.ts';
 import { createEndpointOperation } from './operations/create-endpoint.ts';
 import { deleteEndpointOperation } from './operations/delete-endpoint.ts';
@@ -63,25 +64,20 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
     log,
     workers: async ({ sql, nc, log: serviceLog, registry }) => {
       hints.attach(nc, serviceLog);
-      const fanout = await startFanOut({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, hints });
-      const attempts = await startAttemptWorker({
-        sql,
-        nc,
-        prefix: config.NATS_PREFIX,
-        log: serviceLog,
-        registry,
-        agent,
-        settings: {
-          replicaId,
-          masterKey,
-          backoffScale: config.WEBHOOK_BACKOFF_SCALE,
-          attemptTimeoutMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
-          // Longer than any attempt can take, plus time to record it: a live replica never loses its lease.
-          leaseMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000,
-          concurrency: config.WEBHOOK_CONCURRENCY,
-          endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
-        },
-      });
+      const settings = {
+        replicaId,
+        masterKey,
+        backoffScale: config.WEBHOOK_BACKOFF_SCALE,
+        attemptTimeoutMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+        // Longer than any attempt can take, plus time to record it: a live replica never loses its lease.
+        leaseMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000,
+        concurrency: config.WEBHOOK_CONCURRENCY,
+        endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
+      };
+      const claim = { replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
+      const engine = startAttemptEngine({ sql, log: serviceLog, registry, agent, settings });
+      const fanout = await startFanOut({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, engine, claim });
+      const hinted = await startHintConsumer({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, engine, concurrency: settings.concurrency, claim });
       const sweeper = startSweeper({
         sql,
         log: serviceLog,
@@ -92,7 +88,8 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
         endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
         retentionDays: config.WEBHOOK_RETENTION_DAYS,
       });
-      return [fanout, attempts, sweeper];
+      // Stopped in reverse: the sweeper, then the consumers, then the engine drains the attempts in flight.
+      return [engine, fanout, hinted, sweeper];
     },
   });
   runtime.log.info('dispatcher replica', { replica_id: replicaId });

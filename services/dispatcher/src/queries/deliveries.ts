@@ -68,6 +68,49 @@ export async function fanOut(tx: Queryable, event: DomainEvent, onlyEndpointId?:
   return created.map((c) => ({ id: c.id, queuedAt: c.queued_at }));
 }
 
+// ---- fan-out in batches ------------------------------------------------------------------------------------------
+
+/** A delivery fanned out by `fanOutMany`, with the endpoint it goes to. */
+export interface FannedOut {
+  id: string;
+  endpointId: string;
+}
+
+/**
+ * Inserts the messages of many events in one statement and returns, for those not recorded before, the enabled
+ * endpoints of their merchants subscribed to their types. Idempotent like `fanOut`: an event already recorded (a
+ * redelivery, or the outbox reconciler first) yields nothing. A merchant that does not exist fails the whole
+ * statement (foreign key), and the caller falls back to one event at a time to find it.
+ */
+export async function insertMessages(tx: Queryable, events: DomainEvent[]): Promise<{ message_id: string; merchant_id: string; endpoint_id: string }[]> {
+  return tx<{ message_id: string; merchant_id: string; endpoint_id: string }[]>`
+    with inserted as (
+      insert into webhook_messages (id, merchant_id, type, body, created_at)
+      select * from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.merchant_id)}::text[],
+                           ${events.map((e) => e.type)}::text[], ${events.map(serialiseEnvelope)}::text[],
+                           ${events.map((e) => e.created_at)}::timestamptz[])
+      on conflict (id) do nothing
+      returning id, merchant_id, type)
+    select i.id as message_id, i.merchant_id, e.id as endpoint_id
+    from inserted i join webhook_endpoints e on e.merchant_id = i.merchant_id and e.enabled and i.type = any(e.event_types)`;
+}
+
+/**
+ * One delivery per (message, endpoint) of `insertMessages`, due now and not hinted (queued_at null): the replica
+ * claims what it has room for at once, and the sweeper hints the rest as soon as their endpoint has room.
+ */
+export async function insertDeliveries(tx: Queryable, rows: { message_id: string; merchant_id: string; endpoint_id: string }[]): Promise<FannedOut[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map(() => newId('dlv'));
+  await tx`
+    insert into webhook_deliveries (id, message_id, endpoint_id, merchant_id, status, next_attempt_at, queued_at)
+    select d.id, d.message_id, d.endpoint_id, d.merchant_id, 'pending', now(), null
+    from unnest(${ids}::text[], ${rows.map((r) => r.message_id)}::text[], ${rows.map((r) => r.endpoint_id)}::text[],
+                ${rows.map((r) => r.merchant_id)}::text[]) as d (id, message_id, endpoint_id, merchant_id)
+    on conflict (message_id, endpoint_id) do nothing`;
+  return rows.map((r, i) => ({ id: ids[i]!, endpointId: r.endpoint_id }));
+}
+
 // ---- claiming and recording attempts ---------------------------------------------------------------------------
 
 /** Everything one attempt needs, read under the lease. */
@@ -84,94 +127,104 @@ export interface ClaimedDelivery {
   body: string;
 }
 
-export type ClaimResult =
-  | { kind: 'claimed'; delivery: ClaimedDelivery }
-  | { kind: 'skipped'; reason: 'gone' | 'not_due' | 'endpoint_busy' | 'endpoint_disabled' };
-
-interface EndpointLockRow {
-  id: string;
-  enabled: boolean;
-  consecutive_failures: number;
-  url: string;
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: Date | null;
+/**
+ * For transactions that only lease deliveries or record attempts: their commit returns before its WAL is flushed.
+ * A Postgres crash may then lose the last few hundred milliseconds of them, and all that does is repeat an attempt
+ * (a lost lease, or a lost outcome, lets the delivery be attempted again once due): delivery is at least once, and
+ * receivers deduplicate on webhook-id. Never used where something is acknowledged on the strength of the commit
+ * (the fan-out acks domain events after a durable commit).
+ */
+export async function relaxCommit(tx: Queryable): Promise<void> {
+  await tx`set local synchronous_commit = off`;
 }
 
 /** Advisory lock space of per-endpoint claim serialisation (any constant not used elsewhere). */
 const CLAIM_LOCK_SPACE = 7_241_020;
 
 /**
- * Takes the lease on one due delivery: the named one, or the endpoint's next due one, and never more leases on an
- * endpoint than its concurrency allows. An endpoint that has been failing gets one attempt at a time: a struggling
- * receiver is not hammered, and it cannot occupy many of a replica's slots.
+ * Serialises claims (and the recording that frees an endpoint's slots) per endpoint across replicas, so that the
+ * count of leases the claim reads next is exact. An advisory lock rather than the endpoint row: the row is updated
+ * by recording, and by the API. Taken in one order (by lock key) by everyone, so two transactions locking several
+ * endpoints never wait for each other in a cycle. Must be a statement of its own before the claim: a statement's
+ * snapshot is taken when it starts, before a lock it would take itself.
  */
-export async function claimDelivery(
-  sql: Sql,
-  target: { deliveryId: string } | { endpointId: string },
-  opts: { replicaId: string; leaseMs: number; endpointConcurrency: number },
-): Promise<ClaimResult> {
-  return sql.begin(async (tx): Promise<ClaimResult> => {
-    let endpointId: string;
-    if ('deliveryId' in target) {
-      const [row] = await tx<{ endpoint_id: string }[]>`select endpoint_id from webhook_deliveries where id = ${target.deliveryId}`;
-      if (!row) return { kind: 'skipped', reason: 'gone' };
-      endpointId = row.endpoint_id;
-    } else {
-      endpointId = target.endpointId;
-    }
-    // Serialises claims for one endpoint across replicas, so the concurrency check below is exact. An advisory lock
-    // rather than the endpoint row: recording outcomes (which update the row) never waits for claims.
-    await tx`select pg_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(${endpointId}))`;
-    const [endpoint] = await tx<EndpointLockRow[]>`
-      select id, enabled, consecutive_failures, url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at
-      from webhook_endpoints where id = ${endpointId}`;
-    if (!endpoint) return { kind: 'skipped', reason: 'gone' };
-    const which = 'deliveryId' in target ? tx`id = ${target.deliveryId}` : tx`endpoint_id = ${endpointId}`;
-    if (!endpoint.enabled) {
-      // Decisions §10: a disabled endpoint's deliveries are dead-lettered as they come due, for replay later.
-      await tx`
-        update webhook_deliveries set status = 'dead_lettered', dead_letter_reason = 'endpoint_disabled',
-          next_attempt_at = null, queued_at = null, updated_at = date_trunc('milliseconds', now())
-        where ${which} and status in ${tx(ACTIVE)} and next_attempt_at <= now()
-          and (locked_until is null or locked_until < now())`;
-      return { kind: 'skipped', reason: 'endpoint_disabled' };
-    }
-    const [inFlight] = await tx<{ leased: number }[]>`
-      select count(*)::int as leased from webhook_deliveries where endpoint_id = ${endpointId} and locked_until > now()`;
-    const leased = inFlight!.leased;
-    const limit = endpoint.consecutive_failures > 0 ? 1 : opts.endpointConcurrency;
-    if (leased >= limit) {
-      // Forget the hint: the sweeper hints again once the endpoint has room, and finishing attempts pull the next.
-      if ('deliveryId' in target) await tx`update webhook_deliveries set queued_at = null where id = ${target.deliveryId}`;
-      return { kind: 'skipped', reason: 'endpoint_busy' };
-    }
-    const [claimed] = await tx<{ id: string; message_id: string; merchant_id: string; attempt_count: number }[]>`
-      update webhook_deliveries set locked_until = now() + ${opts.leaseMs} * interval '1 millisecond',
-        locked_by = ${opts.replicaId}, queued_at = null
-      where id = (
-        select id from webhook_deliveries
-        where ${which} and status in ${tx(ACTIVE)} and next_attempt_at <= now()
-          and (locked_until is null or locked_until < now())
-        order by next_attempt_at, id
-        limit 1
-        for update skip locked)
-      returning id, message_id, merchant_id, attempt_count`;
-    if (!claimed) return { kind: 'skipped', reason: 'not_due' };
-    const [message] = await tx<{ body: string }[]>`select body from webhook_messages where id = ${claimed.message_id}`;
-    return {
-      kind: 'claimed',
-      delivery: {
-        ...claimed,
-        endpoint_id: endpointId,
-        url: endpoint.url,
-        secret_encrypted: endpoint.secret_encrypted,
-        previous_secret_encrypted: endpoint.previous_secret_encrypted,
-        previous_secret_expires_at: endpoint.previous_secret_expires_at,
-        body: message!.body,
-      },
-    };
-  });
+export async function lockEndpoints(tx: Queryable, endpointIds: string[]): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await tx`
+    select pg_advisory_xact_lock(${CLAIM_LOCK_SPACE}, k) from (
+      select distinct hashtext(id) as k from unnest(${endpointIds}::text[]) as id order by k) keys`;
+}
+
+/** `lockEndpoints` for the endpoints of named deliveries (hints name deliveries). */
+export async function lockEndpointsOf(tx: Queryable, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await tx`
+    select pg_advisory_xact_lock(${CLAIM_LOCK_SPACE}, k) from (
+      select distinct hashtext(endpoint_id) as k from webhook_deliveries where id = any(${deliveryIds}::text[]) order by k) keys`;
+}
+
+/**
+ * Takes leases on due deliveries of the given endpoints (or of the named deliveries' endpoints; only the named
+ * deliveries when `deliveryIds` is given), at
+ * most `limit` in all and never more per endpoint than it has room for: its concurrency (1 while it is failing, so
+ * a struggling receiver is not hammered and cannot occupy many of a replica's slots) minus the leases it holds.
+ * Disabled endpoints get nothing (the sweeper dead-letters their due deliveries). The endpoints must be locked
+ * (`lockEndpoints`) by this transaction. One statement, returning what the attempts need.
+ */
+export async function claimDue(
+  tx: Queryable,
+  opts: { endpointIds?: string[]; deliveryIds?: string[]; limit: number; replicaId: string; leaseMs: number; endpointConcurrency: number },
+): Promise<ClaimedDelivery[]> {
+  if ((opts.endpointIds ?? opts.deliveryIds ?? []).length === 0 || opts.limit <= 0) return [];
+  const only = opts.deliveryIds ? tx`and d.id = any(${opts.deliveryIds}::text[])` : tx``;
+  const endpoints = opts.endpointIds
+    ? tx`e.id = any(${opts.endpointIds}::text[])`
+    : tx`e.id in (select endpoint_id from webhook_deliveries where id = any(${opts.deliveryIds!}::text[]))`;
+  return tx<ClaimedDelivery[]>`
+    with room as materialized (
+      select e.id as endpoint_id, e.url, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at,
+             (case when e.consecutive_failures > 0 then 1 else ${opts.endpointConcurrency} end)
+             - (select count(*) from (
+                  select 1 from webhook_deliveries x
+                  where x.endpoint_id = e.id and x.locked_until > now()
+                  limit ${opts.endpointConcurrency}) leased) as free
+      from webhook_endpoints e
+      where ${endpoints} and e.enabled
+    ),
+    chosen as (
+      select c.id, c.message_id, r.endpoint_id
+      from room r
+      cross join lateral (
+        select d.id, d.message_id, d.next_attempt_at from webhook_deliveries d
+        where d.endpoint_id = r.endpoint_id ${only}
+          and d.status in ${tx(ACTIVE)} and d.next_attempt_at <= now()
+          and (d.locked_until is null or d.locked_until < now())
+        order by d.next_attempt_at, d.id
+        limit greatest(r.free, 0)
+        for update skip locked
+      ) c
+      order by c.next_attempt_at, c.id
+      limit ${opts.limit}
+    )
+    update webhook_deliveries d set locked_until = now() + ${opts.leaseMs} * interval '1 millisecond',
+      locked_by = ${opts.replicaId}, queued_at = null
+    from chosen c
+      join room r on r.endpoint_id = c.endpoint_id
+      join webhook_messages m on m.id = c.message_id
+    where d.id = c.id
+    returning d.id, d.message_id, d.endpoint_id, d.merchant_id, d.attempt_count, r.url, r.secret_encrypted,
+      r.previous_secret_encrypted, r.previous_secret_expires_at, m.body`;
+}
+
+/**
+ * Hinted deliveries that could not be claimed (their endpoint had no room): forgetting the hint lets the sweeper
+ * hint them again as soon as the endpoint has room, rather than after WEBHOOK_REQUEUE_AFTER_MS.
+ */
+export async function clearHints(tx: Queryable, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await tx`
+    update webhook_deliveries set queued_at = null
+    where id = any(${deliveryIds}::text[]) and queued_at is not null and status in ${tx(ACTIVE)}`;
 }
 
 /** What happened on the wire. */
@@ -210,69 +263,118 @@ export function judgeAttempt(
   return { kind: 'retry', delayMs: delayFor(attemptsMade, outcome.retryAfterMs) };
 }
 
+/** One finished attempt, as the lease holder records it. */
+export interface AttemptRecord {
+  delivery: Pick<ClaimedDelivery, 'id' | 'endpoint_id'>;
+  outcome: AttemptOutcome;
+  verdict: Verdict;
+  /** Attempts in the series, this one included. */
+  attemptsMade: number;
+}
+
+const STATUS_AFTER: Record<Verdict['kind'], DeliveryStatus> = {
+  succeeded: 'succeeded',
+  retry: 'retrying',
+  gone: 'dead_lettered',
+  client_error: 'dead_lettered',
+  max_attempts: 'dead_lettered',
+};
+
 /**
- * Writes the attempt and its consequences in one transaction: the attempt row, the delivery's new state (only while
- * this replica still holds the lease), and the endpoint's bookkeeping. Returns whether the endpoint is healthy, so
- * the caller may go on with its next due delivery.
+ * Writes many attempts and the new state of their deliveries in one statement: the attempt rows (for deliveries
+ * that still exist: an endpoint deleted meanwhile took its deliveries with it), and the delivery's new state and
+ * next attempt time, only while this replica still holds the lease (an attempt that outlived it must not overwrite
+ * a newer state). The lease is released in the same update.
  */
-export async function recordAttempt(
-  sql: Sql,
-  delivery: ClaimedDelivery,
-  outcome: AttemptOutcome,
-  verdict: Verdict,
-  replicaId: string,
-): Promise<{ endpointDisabled: boolean }> {
-  return sql.begin(async (tx) => {
-    const [exists] = await tx`select 1 from webhook_deliveries where id = ${delivery.id}`;
-    if (!exists) return { endpointDisabled: true }; // its endpoint was deleted meanwhile, with its deliveries
-    await tx`
+export async function recordAttempts(tx: Queryable, records: AttemptRecord[], replicaId: string): Promise<void> {
+  if (records.length === 0) return;
+  // The ids again as an array: with it the planner looks the rows up by primary key. Joined only to the JSON
+  // rows (estimated at 100), it may hash-join a scan of the whole table.
+  const ids = records.map((r) => r.delivery.id);
+  // JSON rather than parallel arrays: the driver's array encoding cannot carry nulls or booleans.
+  const rows = records.map((r) => ({
+    id: r.delivery.id,
+    attempted_at: r.outcome.attemptedAt.toISOString(),
+    status_code: r.outcome.statusCode,
+    error: r.outcome.error,
+    duration_ms: r.outcome.durationMs,
+    response_body: r.outcome.responseBody,
+    status: STATUS_AFTER[r.verdict.kind],
+    delay_ms: r.verdict.kind === 'retry' ? r.verdict.delayMs : null,
+    reason: r.verdict.kind === 'gone' || r.verdict.kind === 'client_error' || r.verdict.kind === 'max_attempts' ? r.verdict.kind : null,
+  }));
+  await tx`
+    with o as (
+      select * from json_to_recordset(${JSON.stringify(rows)}::text::json)
+        as o (id text, attempted_at timestamptz, status_code int, error text, duration_ms int, response_body text, status text,
+              delay_ms bigint, reason text)
+    ),
+    attempts as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms, response_body)
-      values (${delivery.id}, ${outcome.attemptedAt}, ${outcome.statusCode}, ${outcome.error}, ${outcome.durationMs}, ${outcome.responseBody})`;
-    // Only while this replica still holds the lease: an attempt that outlived it must not overwrite a newer state.
-    const mine = tx`id = ${delivery.id} and locked_by = ${replicaId}`;
-    const release = tx`locked_until = null, locked_by = null, attempt_count = attempt_count + 1, updated_at = date_trunc('milliseconds', now())`;
-    const endpointId = delivery.endpoint_id;
-    switch (verdict.kind) {
-      case 'succeeded': {
-        await tx`update webhook_deliveries set ${release}, status = 'succeeded', next_attempt_at = null, dead_letter_reason = null where ${mine}`;
-        // Touch the endpoint row only when something changes (or once a second for last_success_at), so that a busy
-        // endpoint's successes do not queue up behind one another on its row lock.
-        await tx`
-          update webhook_endpoints set consecutive_failures = 0, last_success_at = now()
-          where id = ${endpointId}
-            and (consecutive_failures <> 0 or last_success_at is null or last_success_at < now() - interval '1 second')`;
-        const [endpoint] = await tx<{ enabled: boolean }[]>`select enabled from webhook_endpoints where id = ${endpointId}`;
-        return { endpointDisabled: !endpoint?.enabled };
-      }
-      case 'retry':
-        await tx`update webhook_deliveries set ${release}, status = 'retrying',
-          next_attempt_at = now() + ${verdict.delayMs} * interval '1 millisecond' where ${mine}`;
-        break;
-      case 'gone':
-      case 'client_error':
-      case 'max_attempts':
-        await tx`update webhook_deliveries set ${release}, status = 'dead_lettered', next_attempt_at = null,
-          dead_letter_reason = ${verdict.kind} where ${mine}`;
-        break;
-    }
-    const [endpoint] = await tx<{ enabled: boolean; consecutive_failures: number; failure_threshold: number }[]>`
-      update webhook_endpoints set consecutive_failures = consecutive_failures + 1 where id = ${endpointId}
-      returning enabled, consecutive_failures, failure_threshold`;
-    if (!endpoint) return { endpointDisabled: true };
-    const disable = verdict.kind === 'gone' ? 'gone' : endpoint.consecutive_failures >= endpoint.failure_threshold ? 'failure_threshold' : null;
-    if (disable && endpoint.enabled) {
-      await tx`update webhook_endpoints set enabled = false, disabled_reason = ${disable}, updated_at = date_trunc('milliseconds', now())
-        where id = ${endpointId}`;
-    }
-    if (verdict.kind === 'gone') {
-      // The receiver says the endpoint is gone for good: nothing still waiting for it will be sent.
-      await tx`
-        update webhook_deliveries set status = 'dead_lettered', dead_letter_reason = 'endpoint_disabled', next_attempt_at = null,
-          queued_at = null, updated_at = date_trunc('milliseconds', now())
-        where endpoint_id = ${endpointId} and status in ${tx(ACTIVE)} and (locked_until is null or locked_until < now())`;
-    }
-    return { endpointDisabled: disable !== null || !endpoint.enabled };
-  });
+      select o.id, o.attempted_at, o.status_code, o.error, o.duration_ms, o.response_body
+      from o join webhook_deliveries d on d.id = o.id
+      where d.id = any(${ids}::text[])
+    )
+    update webhook_deliveries d set locked_until = null, locked_by = null, attempt_count = d.attempt_count + 1,
+      updated_at = date_trunc('milliseconds', now()), status = o.status, dead_letter_reason = o.reason,
+      next_attempt_at = case when o.delay_ms is null then null else now() + o.delay_ms * interval '1 millisecond' end
+    from o where d.id = o.id and d.id = any(${ids}::text[]) and d.locked_by = ${replicaId}`;
+}
+
+/** What a batch of attempts did to one endpoint, in the order they finished. */
+export interface EndpointTally {
+  endpointId: string;
+  /** Some attempt succeeded: consecutive_failures restarts from the failures after the last success. */
+  succeeded: boolean;
+  /** Failed attempts (after the last success, when there was one). */
+  failures: number;
+  /** A 410: the endpoint is disabled (gone) and its waiting deliveries dead-lettered. */
+  gone: boolean;
+}
+
+/**
+ * The endpoints' bookkeeping for a batch of attempts in one statement: every failure adds one to
+ * consecutive_failures and a success resets it; reaching failure_threshold (or a 410) disables the endpoint. A row
+ * is touched only when something changes (or once a second for last_success_at), so that a busy endpoint's
+ * successes do not queue up behind one another on its row lock. The endpoints are locked (`lockEndpoints`) by the
+ * caller, in one order, so recorders in several replicas never deadlock on these rows.
+ */
+export async function settleEndpoints(tx: Queryable, tallies: EndpointTally[]): Promise<void> {
+  if (tallies.length === 0) return;
+  await tx`
+    with t as (
+      select * from json_to_recordset(${JSON.stringify(tallies)}::text::json)
+        as t ("endpointId" text, succeeded boolean, failures int, gone boolean)
+    ),
+    n as (
+      select e.id, t.succeeded, t.gone, e.enabled,
+             case when t.succeeded then t.failures else e.consecutive_failures + t.failures end as failures,
+             e.failure_threshold
+      from t join webhook_endpoints e on e.id = t."endpointId"
+      where t.failures > 0 or t.gone or e.consecutive_failures <> 0 or e.last_success_at is null
+         or e.last_success_at < now() - interval '1 second'
+    )
+    update webhook_endpoints e set
+      consecutive_failures = n.failures,
+      last_success_at = case when n.succeeded then now() else e.last_success_at end,
+      enabled = n.enabled and not (n.gone or n.failures >= n.failure_threshold),
+      disabled_reason = case
+        when not n.enabled then e.disabled_reason
+        when n.gone then 'gone'
+        when n.failures >= n.failure_threshold then 'failure_threshold'
+        else e.disabled_reason end,
+      updated_at = case when n.enabled and (n.gone or n.failures >= n.failure_threshold)
+        then date_trunc('milliseconds', now()) else e.updated_at end
+    from n where e.id = n.id`;
+}
+
+/** After a 410: nothing still waiting for these endpoints will be sent (the receiver says they are gone for good). */
+export async function deadLetterWaiting(tx: Queryable, endpointIds: string[]): Promise<void> {
+  if (endpointIds.length === 0) return;
+  await tx`
+    update webhook_deliveries set status = 'dead_lettered', dead_letter_reason = 'endpoint_disabled', next_attempt_at = null,
+      queued_at = null, updated_at = date_trunc('milliseconds', now())
+    where endpoint_id = any(${endpointIds}::text[]) and status in ${tx(ACTIVE)} and (locked_until is null or locked_until < now())`;
 }
 
 // ---- the sweeper -------------------------------------------------------------------------------------------------
@@ -335,8 +437,9 @@ export async function markDueForHint(
       order by c.next_attempt_at
       limit ${opts.batch}
     )
+    -- By primary key: joined to chosen (estimated at the batch size), the planner would read the whole table.
     update webhook_deliveries d set queued_at = now()
-    from chosen where d.id = chosen.id and ${due}
+    where d.id = any(array(select id from chosen)) and ${due}
     returning d.id, d.queued_at`;
   return rows.map((r) => ({ id: r.id, queuedAt: r.queued_at }));
 }
