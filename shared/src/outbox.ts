@@ -27,6 +27,54 @@ export async function enqueueEvent<D extends Record<string, unknown>, T extends 
   return { id, type, created_at: row!.created_at.toISOString(), merchant_id: merchantId, data };
 }
 
+/**
+ * Records several events in the caller's transaction with one statement, in the order given (the relay publishes
+ * by seq), and without NOTIFY: the caller calls `outboxCommitted` once its transaction has committed.
+ *
+ * Why no NOTIFY in the transaction: Postgres serialises the commits of all transactions that notified (a global
+ * lock held from before the commit record until after its WAL flush), so on the hot paths every commit waited for
+ * every other one's fsync; and one channel woke the relay of every service for every row.
+ */
+export async function enqueueEvents(
+  tx: Queryable,
+  events: { merchantId: string; type: OutboxEventType; data: Record<string, unknown> }[],
+): Promise<DomainEvent<Record<string, unknown>, OutboxEventType>[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newId('msg'));
+  const rows = await tx<{ id: string; created_at: Date }[]>`
+    insert into outbox (id, merchant_id, type, data)
+    select e.id, e.merchant_id, e.type, e.data::jsonb
+    from unnest(${ids}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.type)}::text[],
+                ${events.map((e) => JSON.stringify(e.data))}::text[]) with ordinality as e(id, merchant_id, type, data, n)
+    order by e.n
+    returning id, created_at`;
+  const createdAt = new Map(rows.map((r) => [r.id, r.created_at.toISOString()]));
+  return events.map((e, i) => ({ id: ids[i]!, type: e.type, created_at: createdAt.get(ids[i]!)!, merchant_id: e.merchantId, data: e.data }));
+}
+
+/** The wake-ups of the relays running in this process, by the pool they read (the pool the writers use too). */
+const localRelays = new WeakMap<Sql, Set<() => void>>();
+const notifying = new WeakSet<Sql>();
+
+/**
+ * Tells the outbox relay that rows written with `enqueueEvents` on this pool have been committed. A relay running
+ * in this process on the same pool is woken directly (no round trip, and no other service's relay is disturbed);
+ * without one, a NOTIFY (outside any transaction, at most one in flight) wakes the relays of other processes, which
+ * otherwise find the rows at their next poll.
+ */
+export function outboxCommitted(sql: Sql): void {
+  const relays = localRelays.get(sql);
+  if (relays && relays.size > 0) {
+    for (const wake of relays) wake();
+    return;
+  }
+  if (notifying.has(sql)) return;
+  notifying.add(sql);
+  sql`select pg_notify(${NOTIFY_CHANNEL}, '')`
+    .catch(() => {})
+    .finally(() => notifying.delete(sql));
+}
+
 export interface OutboxRelay {
   /** Publishes everything pending now; resolves with how many rows it published. */
   flush(): Promise<number>;
@@ -46,7 +94,8 @@ interface OutboxRow {
  * Publishes committed outbox rows to their streams (catalogue.outboxSubject), oldest first, and marks them published.
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so relays in several replicas share the work. A crash after
  * publishing but before marking re-publishes the row later; Nats-Msg-Id (the envelope id) makes JetStream store
- * it once. Woken by NOTIFY on commit, and by a timer in case a notification was missed.
+ * it once. Woken by `outboxCommitted` in its own process, by NOTIFY (enqueueEvent, or a process without a relay),
+ * and by a timer in case a wake-up was missed.
  */
 export function startOutboxRelay(opts: {
   sql: Sql;
@@ -117,6 +166,10 @@ export function startOutboxRelay(opts: {
 
   const timer = setInterval(() => void flush(), opts.pollMs ?? 1000);
   timer.unref();
+  const wake = () => void flush();
+  let wakes = localRelays.get(sql);
+  if (!wakes) localRelays.set(sql, (wakes = new Set()));
+  wakes.add(wake);
   const listening = sql.listen(NOTIFY_CHANNEL, () => void flush()).catch((err) => {
     log.warn('outbox relay could not LISTEN; polling only', { err: (err as Error).message });
     return null;
@@ -128,6 +181,7 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      wakes.delete(wake);
       const l = await listening;
       await l?.unlisten().catch(() => {});
       if (running) await running;

@@ -5,7 +5,7 @@ import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { CommissionsConfig } from './config.ts';
 import type { Clock, CommissionsDeps } from './deps.ts';
 import { approveEndedHolds } from './engine/hold.ts';
-import { processConversion } from './engine/process.ts';
+import { processConversions } from './engine/process.ts';
 import { getCommissionOperation } from './operations/get.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updateCommissionOperation } from './operations/update.ts';
@@ -43,7 +43,7 @@ export async function startCommissionsService(
         prefix: config.NATS_PREFIX,
         log: workerLog,
         concurrency: config.CONVERSION_CONCURRENCY,
-        process: (envelope) => processConversion(sql, envelope, { now: deps.now, publicBaseUrl: deps.publicBaseUrl }),
+        process: (envelopes) => processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl }),
       });
       holdScheduler = startIntervalWorker({
         name: 'hold period',

@@ -4,27 +4,33 @@ import { COMMISSIONS_CONSUMER, streamName } from '@platform/shared/catalogue';
 import type { Logger } from '@platform/shared/log';
 import { ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
-import { consumeConcurrently } from '@platform/shared/consume';
 import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './engine/envelope.ts';
 import type { ProcessOutcome } from './engine/process.ts';
 
+/** The most conversions one transaction processes. */
+const MAX_BATCH = 32;
+
 /**
  * Pulls `conversion.recorded` from the shared durable consumer (every replica pulls from the same one) and works on
- * up to `concurrency` messages at once. A message is acked only after its transaction committed; a failure naks it
- * with a growing delay, so JetStream redelivers it (to this replica or another); a message that can never be
- * processed is terminated with a warning.
+ * up to `concurrency` transactions at once. Messages that arrive while every slot is busy (or together, in one turn
+ * of the event loop) are processed together, up to MAX_BATCH in one transaction: one commit and a few statements
+ * for all of them instead of each, so a backlog is worked off faster the larger it is, while a lone message is
+ * processed at once. A message is acked only after its transaction committed. When a batch fails, each of its
+ * messages is processed again in a transaction of its own, so one bad message cannot hold back the others; a
+ * failure then naks it with a growing delay, so JetStream redelivers it (to this replica or another); a message
+ * that can never be processed is terminated with a warning.
  */
 export async function startConversionConsumer(opts: {
   nc: NatsConnection;
   prefix: string;
   log: Logger;
   concurrency: number;
-  process: (envelope: ConversionEnvelope) => Promise<ProcessOutcome>;
+  process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
 }): Promise<Worker> {
   const { nc, prefix, log, concurrency } = opts;
   await ensureDurableConsumer(nc, prefix, COMMISSIONS_CONSUMER);
   const consumer = await jetstream(nc).consumers.get(streamName(prefix, COMMISSIONS_CONSUMER.stream), COMMISSIONS_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: Math.max(32, concurrency * 8) });
+  const messages = await consumer.consume({ max_messages: Math.max(64, concurrency * MAX_BATCH) });
 
   void (async () => {
     for await (const s of messages.status()) {
@@ -34,38 +40,108 @@ export async function startConversionConsumer(opts: {
     }
   })().catch(() => {});
 
-  const handle = async (msg: JsMsg): Promise<void> => {
-    let envelope: ConversionEnvelope;
-    try {
-      envelope = parseConversionEnvelope(msg.data);
-    } catch (err) {
-      log.warn('conversion message terminated', { stream_seq: msg.seq, reason: (err as Error).message });
+  const settle = (msg: JsMsg, envelope: ConversionEnvelope, outcome: ProcessOutcome): void => {
+    const ids = { event_id: envelope.data.event_id, merchant_id: envelope.merchant_id, message_id: envelope.id };
+    if (outcome.kind === 'unknown_merchant') {
+      log.warn('conversion message terminated', { ...ids, reason: 'unknown merchant' });
       msg.term();
       return;
     }
-    const ids = { event_id: envelope.data.event_id, merchant_id: envelope.merchant_id, message_id: envelope.id };
+    msg.ack();
+    if (outcome.kind === 'duplicate') log.info('conversion already processed', { ...ids, delivery: msg.info.deliveryCount });
+    else log.debug('conversion processed', { ...ids, created: outcome.created, voided: outcome.voided, flags: outcome.flags, promoted: outcome.promoted });
+  };
+
+  const processAlone = async (msg: JsMsg, envelope: ConversionEnvelope): Promise<void> => {
     try {
-      const outcome = await opts.process(envelope);
-      if (outcome.kind === 'unknown_merchant') {
-        log.warn('conversion message terminated', { ...ids, reason: 'unknown merchant' });
-        msg.term();
-        return;
-      }
-      msg.ack();
-      if (outcome.kind === 'duplicate') log.info('conversion already processed', { ...ids, delivery: msg.info.deliveryCount });
-      else log.debug('conversion processed', { ...ids, created: outcome.created, voided: outcome.voided, flags: outcome.flags, promoted: outcome.promoted });
+      const [outcome] = await opts.process([envelope]);
+      settle(msg, envelope, outcome!);
     } catch (err) {
       if (err instanceof PoisonMessage) {
         msg.term();
         return;
       }
       const delayMs = Math.min(60_000, 1000 * 2 ** Math.min(msg.info.deliveryCount - 1, 6));
-      log.error('conversion processing failed; redelivery scheduled', { ...ids, delivery: msg.info.deliveryCount, retry_in_ms: delayMs, err: (err as Error).message });
+      log.error('conversion processing failed; redelivery scheduled', {
+        event_id: envelope.data.event_id,
+        merchant_id: envelope.merchant_id,
+        message_id: envelope.id,
+        delivery: msg.info.deliveryCount,
+        retry_in_ms: delayMs,
+        err: (err as Error).message,
+      });
       msg.nak(delayMs);
     }
   };
 
-  return consumeConcurrently(messages, { concurrency, log, name: 'conversion consumer', handle });
+  const handleBatch = async (batch: JsMsg[]): Promise<void> => {
+    const parsed: { msg: JsMsg; envelope: ConversionEnvelope }[] = [];
+    for (const msg of batch) {
+      try {
+        parsed.push({ msg, envelope: parseConversionEnvelope(msg.data) });
+      } catch (err) {
+        log.warn('conversion message terminated', { stream_seq: msg.seq, reason: (err as Error).message });
+        msg.term();
+      }
+    }
+    if (parsed.length === 0) return;
+    if (parsed.length === 1) return processAlone(parsed[0]!.msg, parsed[0]!.envelope);
+    let outcomes: ProcessOutcome[];
+    try {
+      outcomes = await opts.process(parsed.map((p) => p.envelope));
+    } catch (err) {
+      log.warn('conversion batch failed; processing its messages one by one', { count: parsed.length, err: (err as Error).message });
+      for (const p of parsed) await processAlone(p.msg, p.envelope);
+      return;
+    }
+    parsed.forEach((p, i) => settle(p.msg, p.envelope, outcomes[i]!));
+  };
+
+  // Messages received and not yet started; batches in progress.
+  const waiting: JsMsg[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  let scheduled = false;
+  const start = () => {
+    scheduled = false;
+    while (!stopping && waiting.length > 0 && inFlight.size < concurrency) {
+      const work: Promise<void> = handleBatch(waiting.splice(0, MAX_BATCH))
+        .catch((err) => log.error('conversion consumer: batch failed', { err: (err as Error).message }))
+        .finally(() => {
+          inFlight.delete(work);
+          start();
+        });
+      inFlight.add(work);
+    }
+  };
+  const loop = (async () => {
+    for await (const m of messages) {
+      if (stopping) break;
+      waiting.push(m);
+      // Start on the next turn, so that the messages delivered together are processed together.
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(start);
+      }
+      // Keep at most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
+      while (waiting.length >= concurrency * MAX_BATCH && !stopping) {
+        start();
+        if (inFlight.size === 0) break;
+        await Promise.race(inFlight);
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping = true;
+      await messages.close().catch(() => {});
+      await loop.catch(() => {});
+      await Promise.all(inFlight);
+      // Received but never started: handed back for prompt redelivery rather than after ack_wait.
+      for (const m of waiting.splice(0)) m.nak();
+    },
+  };
 }
 
 /** Runs `pass` every `intervalMs`, never two at once; `runNow` runs one on demand (waiting for one in progress). */

@@ -1,7 +1,8 @@
 import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import type { AttributionMethod } from '@platform/shared/schemas/events-api';
-import { findCouponOwner } from './queries/coupons.ts';
+import { withDefaults, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import { findAttributionContext } from './queries/attribution-context.ts';
 import { findVisit, type VisitRow } from './queries/visits.ts';
 
 export interface Attribution {
@@ -12,22 +13,51 @@ export interface Attribution {
 }
 
 /**
- * Credits an event: the cookie first (a visit of this merchant made within the attribution window), then the
- * coupon. Only an affiliate that is approved now is credited; anything else falls through to the next method,
- * and when nothing matches the event is stored without an affiliate.
+ * Parsed settings by merchant, reused while the stored JSON text is unchanged (the text comes with every lookup, so
+ * a change applies to the very next event; only the parsing and defaulting is saved). Bounded: cleared when full.
  */
-export async function attribute(
+const settingsByMerchant = new Map<string, { text: string; settings: MerchantSettings }>();
+const SETTINGS_CACHE_MAX = 10_000;
+
+function parseSettings(merchantId: string, text: string): MerchantSettings {
+  const cached = settingsByMerchant.get(merchantId);
+  if (cached && cached.text === text) return cached.settings;
+  const settings = withDefaults(JSON.parse(text));
+  if (settingsByMerchant.size >= SETTINGS_CACHE_MAX) settingsByMerchant.clear();
+  settingsByMerchant.set(merchantId, { text, settings });
+  return settings;
+}
+
+/**
+ * The merchant's settings and the event's attribution, read in one statement (settings, the cookie's visit and the
+ * coupon's owner). Credits the cookie first (a visit of this merchant made within the attribution window), then the
+ * coupon. Only an affiliate that is approved now is credited; anything else falls through to the next method, and
+ * when nothing matches the event is stored without an affiliate. Undefined when the merchant has no row.
+ */
+export async function settingsAndAttribution(
   sql: Queryable,
   merchantId: string,
-  windowDays: number,
   cookieId: string | undefined,
   coupon: string | undefined,
-): Promise<Attribution> {
-  const visit = cookieId !== undefined && isId('vis', cookieId) ? await findVisit(sql, merchantId, cookieId, windowDays) : undefined;
+): Promise<{ settings: MerchantSettings; attribution: Attribution } | undefined> {
+  const visitId = cookieId !== undefined && isId('vis', cookieId) ? cookieId : null;
+  // The window is part of the statement, so it is computed with the window last seen for this merchant and
+  // computed again in the rare case that the settings just read say otherwise.
+  const guessedWindow = settingsByMerchant.get(merchantId)?.settings.attribution_window_days ?? 60;
+  const found = await findAttributionContext(sql, merchantId, visitId, coupon ?? null, guessedWindow);
+  if (!found) return undefined;
+  const settings = parseSettings(merchantId, found.settings);
+  let visit = found.visit;
+  if (visit && settings.attribution_window_days !== guessedWindow) {
+    visit = await findVisit(sql, merchantId, visit.id, settings.attribution_window_days);
+  }
+  return { settings, attribution: credit(visit, found.couponOwner) };
+}
+
+function credit(visit: VisitRow | undefined, owner: { affiliate_id: string; status: string } | undefined): Attribution {
   if (visit && visit.within_window && visit.affiliate_status === 'approved') {
     return { affiliateId: visit.affiliate_id, by: 'cookie', visit };
   }
-  const owner = coupon !== undefined ? await findCouponOwner(sql, merchantId, coupon) : undefined;
   if (owner && owner.status === 'approved') return { affiliateId: owner.affiliate_id, by: 'coupon', visit };
   return { affiliateId: null, by: null, visit };
 }

@@ -35,19 +35,10 @@ export function presentCoupon(row: CouponRow): Coupon {
   };
 }
 
-/** The data of `conversion.recorded` (ConversionRecordedSchema): the amount stays exact decimal text. */
-export function conversionRecorded(row: ConversionEventRow, visit: VisitRow | undefined): ConversionRecorded {
-  const customerEmail = row.payload['customer_email'];
-  return {
-    event_id: row.id,
-    event_type: row.event_type,
-    external_id: row.external_id,
-    amount: row.amount,
-    currency: row.currency,
-    affiliate_id: row.affiliate_id,
-    attributed_by: row.attributed_by,
-    visit: visit ? { id: visit.id, ip_hash: visit.ip_hash, fingerprint: visit.fingerprint } : null,
-    customer_email: typeof customerEmail === 'string' ? customerEmail : null,
-    created_at: row.created_at.toISOString(),
-  };
+/**
+ * The `visit` of `conversion.recorded` (ConversionRecordedSchema). The rest of its data is built in SQL from the
+ * inserted row (queries/conversion-events.ts insertEventWithOutbox): the amount stays exact decimal text.
+ */
+export function conversionVisit(visit: VisitRow | undefined): ConversionRecorded['visit'] {
+  return visit ? { id: visit.id, ip_hash: visit.ip_hash, fingerprint: visit.fingerprint } : null;
 }

@@ -1,5 +1,5 @@
 import type { Sql } from '@platform/shared/db';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
@@ -24,9 +24,10 @@ export async function approveEndedHolds(sql: Sql, now: Clock): Promise<number> {
     for (;;) {
       const count = await sql.begin(async (tx) => {
         const rows = await approveDueCommissions(tx, merchantId, cutoff, at, BATCH);
-        for (const row of rows) await enqueueEvent(tx, merchantId, 'commission.approved', commissionEventData(row));
+        await enqueueEvents(tx, rows.map((row) => ({ merchantId, type: 'commission.approved' as const, data: commissionEventData(row) })));
         return rows.length;
       });
+      if (count > 0) outboxCommitted(sql);
       approved += count;
       if (count < BATCH) break;
     }

@@ -2,7 +2,7 @@ import { api } from '@platform/shared/api';
 import { invalidInput, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionStatus } from '@platform/shared/schemas/commissions';
 import type { CommissionsDeps } from '../deps.ts';
 import { commissionEventData, presentCommission } from '../present.ts';
@@ -35,9 +35,12 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
         body.status === 'approved'
           ? await approveCommission(tx, ctx.merchantId, current.id, at)
           : (await voidCommissions(tx, ctx.merchantId, [current.id], body.void_reason ?? 'manual', at))[0]!;
-      await enqueueEvent(tx, ctx.merchantId, body.status === 'approved' ? 'commission.approved' : 'commission.voided', commissionEventData(after));
+      await enqueueEvents(tx, [
+        { merchantId: ctx.merchantId, type: body.status === 'approved' ? 'commission.approved' : 'commission.voided', data: commissionEventData(after) },
+      ]);
       return { commission: after, changed: true };
     });
+    if (changed) outboxCommitted(ctx.sql);
     ctx.log.info('commission updated', { commission_id: commission.id, status: commission.status, changed });
     return { outcome: 'ok', body: presentCommission(commission) };
   });

@@ -23,30 +23,25 @@ const columns = (sql: Queryable) => sql`
   id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held,
   created_at, approved_at, voided_at, void_reason`;
 
-/** Inserts unless this event already has a commission at this level; returns the row only when it was inserted. */
-export async function insertCommission(
+/**
+ * Inserts the commissions of one event (one per level) in one statement, skipping a level the event already has a
+ * commission at (the exactly-once guard UNIQUE (merchant_id, event_id, level)); returns the rows inserted, by level.
+ */
+export async function insertEventCommissions(
   sql: Queryable,
-  c: {
-    id: string;
-    merchantId: string;
-    affiliateId: string;
-    eventId: string;
-    orderId: string;
-    level: number;
-    rate: string | null;
-    amount: string;
-    currency: string;
-    held: boolean;
-    createdAt: Date;
-  },
-): Promise<CommissionRow | undefined> {
-  const [row] = await sql<CommissionRow[]>`
+  e: { merchantId: string; eventId: string; orderId: string; currency: string; held: boolean; createdAt: Date },
+  lines: { id: string; affiliateId: string; level: number; rate: string | null; amount: string }[],
+): Promise<CommissionRow[]> {
+  if (lines.length === 0) return [];
+  const rows = await sql<CommissionRow[]>`
     insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held, created_at)
-    values (${c.id}, ${c.merchantId}, ${c.affiliateId}, ${c.eventId}, ${c.orderId}, ${c.level}, ${c.rate}, ${c.amount},
-            ${c.currency}, 'pending', ${c.held}, ${c.createdAt})
+    select l.id, ${e.merchantId}, l.affiliate_id, ${e.eventId}, ${e.orderId}, l.level, l.rate::numeric, l.amount::numeric,
+           ${e.currency}, 'pending', ${e.held}, ${e.createdAt}
+    from unnest(${lines.map((l) => l.id)}::text[], ${lines.map((l) => l.affiliateId)}::text[], ${lines.map((l) => l.level)}::int[],
+                ${lines.map((l) => l.rate)}::text[], ${lines.map((l) => l.amount)}::text[]) as l(id, affiliate_id, level, rate, amount)
     on conflict (merchant_id, event_id, level) do nothing
     returning ${columns(sql)}`;
-  return row;
+  return [...rows].sort((x, y) => x.level - y.level);
 }
 
 export async function findCommission(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<CommissionRow | undefined> {

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
+import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 
 /**
  * Claims a conversion event for processing: true when this transaction recorded it, false when it was processed
@@ -30,19 +31,6 @@ export async function claimConversion(
   return rows.length === 1;
 }
 
-export async function markRevenueCounted(sql: Queryable, merchantId: string, eventId: string, amount: string): Promise<void> {
-  await sql`update processed_conversions set revenue_counted = ${amount} where merchant_id = ${merchantId} and event_id = ${eventId}`;
-}
-
-/** Whether a refund of this order has already been processed (a refund can overtake its order on redelivery). */
-export async function orderRefunded(sql: Queryable, merchantId: string, externalId: string): Promise<boolean> {
-  const [row] = await sql`
-    select 1 from processed_conversions
-    where merchant_id = ${merchantId} and external_id = ${externalId} and event_type = 'refund'
-    limit 1`;
-  return row !== undefined;
-}
-
 /**
  * Takes the order's counted revenue back (once): marks its conversions reversed and returns what each had added.
  */
@@ -59,43 +47,144 @@ export async function reverseOrderRevenue(
 }
 
 /**
- * The most conversions (refunds excluded, this one included) that the visit, and the IP hash, had within any one
- * hour that contains `at`: the largest count over the windows [s, s + 1 h) with s between `at` - 1 h and `at`,
- * where it is enough to try the windows that start at a conversion. Counting windows around the conversion,
- * rather than only the hour before it, gives the same flags whatever order the conversions are processed in.
+ * Serialises the transactions that touch the same keys (an order, a visit, an IP hash, an affiliate): a refund and
+ * its order, or two conversions from one visitor, are then processed one after the other even by different
+ * replicas, so each sees what the other committed. The keys are qualified by their merchant (`{merchant}:{key}`)
+ * and locked with transaction-scoped advisory locks, one after the other in sorted order (unnest keeps the array's
+ * order; the function is volatile, so each row's call is made), so two transactions cannot deadlock on them. The
+ * same statement reads the settings (JSON text) of the given merchants: one round trip however many conversions a
+ * transaction processes.
  */
-export async function busiestHour(
+export async function lockKeysAndReadSettings(
   sql: Queryable,
-  merchantId: string,
-  at: Date,
-  keys: { visitId: string | null; ipHash: string | null },
-): Promise<{ byVisit: number; byIp: number }> {
-  const from = new Date(at.getTime() - 3600_000);
-  const until = new Date(at.getTime() + 3600_000);
-  const count = async (column: 'visit_id' | 'ip_hash', value: string | null): Promise<number> => {
-    if (value === null) return 0;
-    const [row] = await sql<{ n: number }[]>`
-      select coalesce(max(n), 0)::int as n from (
-        select occurred_at, count(*) over (
-          order by occurred_at range between current row and interval '59 minutes 59.999999 seconds' following
-        ) as n
-        from processed_conversions
-        where merchant_id = ${merchantId} and ${sql(column)} = ${value} and event_type <> 'refund'
-          and occurred_at > ${from} and occurred_at < ${until}
-      ) windows
-      where occurred_at > ${from} and occurred_at <= ${at}`;
-    return row!.n;
-  };
-  return { byVisit: await count('visit_id', keys.visitId), byIp: await count('ip_hash', keys.ipHash) };
+  qualifiedKeys: string[],
+  merchantIds: string[],
+): Promise<Map<string, string>> {
+  const keys = [...new Set(qualifiedKeys)].sort();
+  const rows = await sql<{ id: string | null; settings: string | null }[]>`
+    select m.id, m.settings::text as settings
+    from (
+      select count(*) from (
+        select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) with ordinality as l(k, n) order by n
+      ) locked
+    ) locks
+    left join merchants m on m.id = any(${merchantIds}::text[])`;
+  return new Map(rows.filter((r) => r.id !== null).map((r) => [r.id!, r.settings!]));
+}
+
+export interface ConversionContext {
+  /** False when the event had been processed before (nothing else in the row means anything then). */
+  claimed: boolean;
+  /** The event's affiliate, locked (tier promotion writes it), with the identity fraud checks; null when none. */
+  affiliate: {
+    id: string;
+    status: AffiliateStatus;
+    tier_id: string | null;
+    tier_rate: string | null;
+    tier_threshold: string | null;
+    custom_commission_rate: string | null;
+    email_matches: boolean;
+    fingerprint_matches: boolean;
+  } | null;
+  /** A refund of this order has already been processed (a refund can overtake its order on redelivery). */
+  refunded: boolean;
+  /**
+   * The most conversions (refunds excluded, this one included) that the visit, and the IP hash, had within any one
+   * hour that contains this one: the largest count over the windows [s, s + 1 h) with s between occurred_at - 1 h
+   * and occurred_at, where it is enough to try the windows that start at a conversion. Counting windows around the
+   * conversion, rather than only the hour before it, gives the same flags whatever order they are processed in.
+   */
+  byVisit: number;
+  byIp: number;
+  /** The affiliate's ancestors, parent first (level 1), at most `maxLevels` of them. */
+  ancestors: { id: string; status: AffiliateStatus; level: number }[];
 }
 
 /**
- * Serialises the transactions that touch the same keys (an order, a visit, an IP hash): a refund and its order, or
- * two conversions from one visitor, are then processed one after the other even by different replicas, so each
- * sees what the other committed. Locks are taken in sorted order, so two transactions cannot deadlock on them.
+ * Everything an attributed, non-refund conversion needs, in one statement: claims the event (claimConversion) and
+ * reads, under the same advisory locks, what the old sequence of statements read after the claim: the affiliate
+ * (locked FOR NO KEY UPDATE: enough to serialise tier promotions, and it does not block the foreign-key checks of
+ * concurrent inserts of events and commissions for that affiliate), whether the order was refunded, the velocity
+ * counts and the lineage. The statement does not see its own claim, so the velocity windows count this conversion
+ * explicitly (it is a non-refund conversion of that visit and IP at occurred_at, as the claimed row says).
  */
-export async function lockKeys(sql: Queryable, merchantId: string, keys: string[]): Promise<void> {
-  for (const key of [...new Set(keys)].sort()) {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`${merchantId}:${key}`}, 0))`;
-  }
+export async function claimAndReadContext(
+  sql: Queryable,
+  c: Parameters<typeof claimConversion>[1] & {
+    affiliateId: string;
+    customerEmail: string | null;
+    fingerprint: string | null;
+    maxLevels: number;
+  },
+): Promise<ConversionContext> {
+  const from = new Date(c.occurredAt.getTime() - 3600_000);
+  const until = new Date(c.occurredAt.getTime() + 3600_000);
+  const busiest = (column: 'visit_id' | 'ip_hash', value: string | null) =>
+    value === null
+      ? sql`0`
+      : sql`(
+          select coalesce(max(n), 0)::int from (
+            select occurred_at, count(*) over (
+              order by occurred_at range between current row and interval '59 minutes 59.999999 seconds' following
+            ) as n
+            from (
+              select occurred_at from processed_conversions
+              where merchant_id = ${c.merchantId} and ${sql(column)} = ${value} and event_type <> 'refund'
+                and occurred_at > ${from} and occurred_at < ${until}
+              union all select ${c.occurredAt}::timestamptz
+            ) hits
+          ) windows
+          where occurred_at > ${from} and occurred_at <= ${c.occurredAt})`;
+  const [row] = await sql<
+    {
+      claimed: boolean;
+      affiliate: ConversionContext['affiliate'];
+      refunded: boolean;
+      by_visit: number;
+      by_ip: number;
+      ancestors: ConversionContext['ancestors'];
+    }[]
+  >`
+    with recursive claim as (
+      insert into processed_conversions
+        (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
+      values (${c.merchantId}, ${c.eventId}, ${c.eventType}, ${c.externalId}, ${c.affiliateId}, ${c.amount}, ${c.currency},
+              ${c.visitId}, ${c.ipHash}, ${c.occurredAt}, ${c.processedAt})
+      on conflict (merchant_id, event_id) do nothing
+      returning 1
+    ), affiliate as (
+      select a.id, a.status, a.tier_id, t.rate::text as tier_rate, t.threshold::text as tier_threshold,
+             a.custom_commission_rate::text as custom_commission_rate,
+             coalesce(lower(a.email) = lower(${c.customerEmail}::text), false) as email_matches,
+             coalesce(${c.fingerprint}::text = any(a.fingerprint_visitor_ids), false) as fingerprint_matches
+      from affiliates a
+      left join tiers t on t.merchant_id = a.merchant_id and t.id = a.tier_id
+      where a.merchant_id = ${c.merchantId} and a.id = ${c.affiliateId}
+      for no key update of a
+    ), lineage (id, parent_id, status, level) as (
+      select a.id, a.parent_id, a.status, 0 from affiliates a
+      where ${c.maxLevels} > 0 and a.merchant_id = ${c.merchantId} and a.id = ${c.affiliateId}
+      union all
+      select p.id, p.parent_id, p.status, l.level + 1 from lineage l
+      join affiliates p on p.merchant_id = ${c.merchantId} and p.id = l.parent_id
+      where l.level < ${c.maxLevels}
+    )
+    select exists (select from claim) as claimed,
+           (select row_to_json(affiliate) from affiliate) as affiliate,
+           exists (
+             select from processed_conversions
+             where merchant_id = ${c.merchantId} and external_id = ${c.externalId} and event_type = 'refund'
+           ) as refunded,
+           ${busiest('visit_id', c.visitId)} as by_visit,
+           ${busiest('ip_hash', c.ipHash)} as by_ip,
+           (select coalesce(json_agg(json_build_object('id', id, 'status', status, 'level', level) order by level), '[]')
+            from lineage where level > 0) as ancestors`;
+  return {
+    claimed: row!.claimed,
+    affiliate: row!.affiliate,
+    refunded: row!.refunded,
+    byVisit: row!.by_visit,
+    byIp: row!.by_ip,
+    ancestors: row!.ancestors,
+  };
 }

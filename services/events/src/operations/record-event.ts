@@ -4,55 +4,57 @@ import { ApiError, type ErrorDetail } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
 import { decimalPlaces, minorUnitDigits } from '@platform/shared/money';
 import { defineOperation } from '@platform/shared/operation';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { outboxCommitted } from '@platform/shared/outbox';
 import { EVENT_PAYLOAD_MAX_BYTES, type RecordEventBody } from '@platform/shared/schemas/events-api';
-import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
-import { attribute } from '../attribution.ts';
+import { settingsAndAttribution } from '../attribution.ts';
 import { hashBody } from '../body-hash.ts';
-import { conversionRecorded, presentEvent } from '../present.ts';
-import { findEventByKey, insertEventIfNew } from '../queries/conversion-events.ts';
+import { conversionVisit, presentEvent } from '../present.ts';
+import { findEventByKey, insertEventWithOutbox } from '../queries/conversion-events.ts';
 
 /**
- * POST /api/v1/events. The event and its `conversion.recorded` outbox row are written in one transaction, so the
+ * POST /api/v1/events. The event and its `conversion.recorded` outbox row are written in one statement, so the
  * commissions service hears of every stored event exactly once and of nothing that was rolled back. Idempotent on
  * (merchant, event_type, external_id): INSERT … ON CONFLICT DO NOTHING lets one of any number of concurrent
  * requests insert; the others compare their body's hash with the stored one.
  */
 export const recordEventOperation = () =>
   defineOperation(api.recordEvent, async (ctx, { body }) => {
-    const settings = await loadMerchantSettings(ctx.sql, ctx.merchantId);
-    if (!settings) throw new Error('the merchant of an authenticated key has no row');
+    // Settings, the cookie's visit and the coupon's owner in one read; reads need no transaction of their own.
+    const found = await settingsAndAttribution(ctx.sql, ctx.merchantId, body.cookie_id, body.coupon);
+    if (!found) throw new Error('the merchant of an authenticated key has no row');
+    const { settings, attribution } = found;
     const { amount, currency } = checkEvent(body, settings.currency);
     const bodyHash = hashBody(body);
+    const payload = body.payload ?? {};
+    const customerEmail = payload['customer_email'];
 
-    const outcome = await ctx.sql.begin(async (tx) => {
-      const attribution = await attribute(tx, ctx.merchantId, settings.attribution_window_days, body.cookie_id, body.coupon);
-      const inserted = await insertEventIfNew(tx, {
-        id: newId('evt'),
-        merchantId: ctx.merchantId,
-        eventType: body.event_type,
-        externalId: body.external_id,
-        cookieId: body.cookie_id ?? null,
-        coupon: body.coupon ?? null,
-        amount,
-        currency,
-        payload: body.payload ?? {},
-        affiliateId: attribution.affiliateId,
-        attributedBy: attribution.by,
-        visitId: attribution.visit?.id ?? null,
-        bodyHash,
-      });
-      if (!inserted) return { created: false as const, row: await findEventByKey(tx, ctx.merchantId, body.event_type, body.external_id) };
-      await enqueueEvent(tx, ctx.merchantId, 'conversion.recorded', conversionRecorded(inserted, attribution.visit));
-      return { created: true as const, row: inserted };
+    // The event and its conversion.recorded row in one statement: atomic, one round trip, no BEGIN/COMMIT.
+    const inserted = await insertEventWithOutbox(ctx.sql, {
+      id: newId('evt'),
+      merchantId: ctx.merchantId,
+      eventType: body.event_type,
+      externalId: body.external_id,
+      cookieId: body.cookie_id ?? null,
+      coupon: body.coupon ?? null,
+      amount,
+      currency,
+      payload,
+      affiliateId: attribution.affiliateId,
+      attributedBy: attribution.by,
+      visitId: attribution.visit?.id ?? null,
+      bodyHash,
+      messageId: newId('msg'),
+      visit: conversionVisit(attribution.visit),
+      customerEmail: typeof customerEmail === 'string' ? customerEmail : null,
     });
-
-    const row = outcome.row;
-    if (!row) throw new Error('conversion event vanished between conflict and read');
-    if (outcome.created) {
-      ctx.log.info('conversion event recorded', { event_id: row.id, attributed_by: row.attributed_by, affiliate_id: row.affiliate_id });
-      return { outcome: 'created', body: presentEvent(row) };
+    if (inserted) {
+      outboxCommitted(ctx.sql);
+      ctx.log.info('conversion event recorded', { event_id: inserted.id, attributed_by: inserted.attributed_by, affiliate_id: inserted.affiliate_id });
+      return { outcome: 'created', body: presentEvent(inserted) };
     }
+
+    const row = await findEventByKey(ctx.sql, ctx.merchantId, body.event_type, body.external_id);
+    if (!row) throw new Error('conversion event vanished between conflict and read');
     if (!row.body_hash.equals(bodyHash)) {
       throw new ApiError('CONFLICT', 'An event with this event_type and external_id was recorded with a different body', [
         { path: 'external_id', message: 'was already used for this event_type with a different body' },
