@@ -1,7 +1,11 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import type { ApiOperation } from '@platform/shared/api';
 import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcRequest } from '@platform/shared/catalogue';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
+import { createTurnBatch } from '@platform/shared/turn-batch';
+
+/** Requests that arrive in one turn of the event loop go to NATS in one socket write. */
+const inThisTurn = createTurnBatch();
 
 export type ForwardResult =
   | { kind: 'ok'; status: 200 | 201; body: Uint8Array }
@@ -22,7 +26,8 @@ export async function forward(
   if (payload.byteLength > nc.info!.max_payload) return { kind: 'too_large' };
   let reply;
   try {
-    reply = await nc.request(rpcSubject(prefix, op.service, op.name), payload, { timeout: timeoutMs });
+    const subject = rpcSubject(prefix, op.service, op.name);
+    reply = await new Promise<Msg>((resolve, reject) => inThisTurn(() => nc.request(subject, payload, { timeout: timeoutMs }).then(resolve, reject)));
   } catch {
     // Timeout, no responders, a closed or reconnecting connection: the service cannot answer now.
     return { kind: 'unavailable' };

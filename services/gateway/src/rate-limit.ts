@@ -22,11 +22,13 @@ interface Waiter {
  * Requests that arrive while the previous upsert is in flight wait for it and are then counted together, all keys
  * in one statement (`count + n` per key). The database's answer tells each request its exact position in its key's
  * window, so the limit stays exact (the 601st request is refused whichever replica it reaches) while the gateway
- * pays one round trip per batch instead of one per request.
+ * pays one round trip per batch instead of one per request. A batch starts at the end of the event loop's turn in
+ * which its first request arrived, so requests read from several connections in one turn share it.
  */
 export function createRateLimiter(sql: Sql) {
   let queued = new Map<string, Waiter[]>();
   let flushing = false;
+  let scheduled = false;
 
   const flush = async (): Promise<void> => {
     if (flushing || queued.size === 0) return;
@@ -67,7 +69,14 @@ export function createRateLimiter(sql: Sql) {
       const waiters = queued.get(keyId);
       if (waiters) waiters.push({ limit, resolve, reject });
       else queued.set(keyId, [{ limit, resolve, reject }]);
-      void flush();
+      // Flush at the end of this turn of the event loop, so that the requests read in the same turn share it.
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          void flush();
+        });
+      }
     });
   };
 }
