@@ -8,6 +8,9 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/** At most one counting round trip per key batch in this interval: at most this much latency added under load. */
+const MIN_BATCH_INTERVAL_MS = 1;
+
 interface Waiter {
   limit: number;
   resolve(d: RateDecision): void;
@@ -22,17 +25,35 @@ interface Waiter {
  * Requests that arrive while the previous upsert is in flight wait for it and are then counted together, all keys
  * in one statement (`count + n` per key). The database's answer tells each request its exact position in its key's
  * window, so the limit stays exact (the 601st request is refused whichever replica it reaches) while the gateway
- * pays one round trip per batch instead of one per request. A batch starts at the end of the event loop's turn in
- * which its first request arrived, so requests read from several connections in one turn share it.
+ * pays one round trip per batch instead of one per request.
  */
 export function createRateLimiter(sql: Sql) {
   let queued = new Map<string, Waiter[]>();
   let flushing = false;
   let scheduled = false;
+  let lastStart = 0;
+
+  /**
+   * Starts the next batch at the end of this turn of the event loop (so that requests read from several connections
+   * in one turn share it), but not sooner than MIN_BATCH_INTERVAL_MS after the previous one started: under load a
+   * batch then carries every request of that interval, and at low rates no request waits.
+   */
+  const schedule = () => {
+    if (scheduled || flushing) return;
+    scheduled = true;
+    const wait = lastStart + MIN_BATCH_INTERVAL_MS - performance.now();
+    const run = () => {
+      scheduled = false;
+      void flush();
+    };
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
+  };
 
   const flush = async (): Promise<void> => {
     if (flushing || queued.size === 0) return;
     flushing = true;
+    lastStart = performance.now();
     const batch = queued;
     queued = new Map();
     const keyIds = [...batch.keys()];
@@ -60,7 +81,7 @@ export function createRateLimiter(sql: Sql) {
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
     } finally {
       flushing = false;
-      if (queued.size > 0) void flush();
+      if (queued.size > 0) schedule();
     }
   };
 
@@ -69,14 +90,7 @@ export function createRateLimiter(sql: Sql) {
       const waiters = queued.get(keyId);
       if (waiters) waiters.push({ limit, resolve, reject });
       else queued.set(keyId, [{ limit, resolve, reject }]);
-      // Flush at the end of this turn of the event loop, so that the requests read in the same turn share it.
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(() => {
-          scheduled = false;
-          void flush();
-        });
-      }
+      schedule();
     });
   };
 }
