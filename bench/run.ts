@@ -30,7 +30,7 @@ import { runWebhooks } from './webhooks.ts';
  * BENCH_SERVICE_NODE_ARGS (extra node flags for every service, e.g. --max-semi-space-size=8),
  * BENCH_ONLY (comma list of affiliates, events, webhooks; default all three: the events and webhooks scenarios run after
  * the affiliates ones, see bench/events.ts and bench/webhooks.ts for their own variables; a partial run leaves
- * docs/PERFORMANCE.md alone unless BENCH_WRITE_DOC=1), BENCH_SERVICE_ENV (NAME=value … for the events, commissions and
+ * docs/PERFORMANCE.md alone unless BENCH_WRITE_DOC=1), BENCH_SERVICE_ENV (NAME=value … for the affiliates, events, commissions and
  * dispatcher services, e.g. "DATABASE_POOL_SIZE=20 CONVERSION_CONCURRENCY=8").
  */
 
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     const running = services.get(name);
     if (running) return running;
     const ops = await freePort();
-    const extra = name === 'affiliates' ? {} : settings.serviceEnv;
+    const extra = settings.serviceEnv;
     const child = startChild(name, serviceEntry(name), { ...common, ...extra, ...env, OPS_PORT: String(ops) }, { nodeArgs: nodeArgs(name) });
     children.push(child);
     services.set(name, child);

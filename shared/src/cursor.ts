@@ -55,7 +55,7 @@ function sign(key: Buffer, scope: CursorScope, payload: string): string {
  * One page of a keyset-paged list: asks `fetch` for one row more than the limit (which tells whether another page
  * exists without a count query) and answers `{ data, next_cursor }` with the cursor signed for `scope`.
  */
-export async function keysetPage<R extends { created_at: Date; id: string }, T>(opts: {
+export async function keysetPage<R extends { created_at: Date | string; id: string }, T>(opts: {
   key: Buffer;
   scope: CursorScope;
   cursor: string | undefined;
@@ -70,6 +70,8 @@ export async function keysetPage<R extends { created_at: Date; id: string }, T>(
   return {
     data: page.map(opts.present),
     next_cursor:
-      rows.length > opts.limit && last ? encodeCursor(opts.key, opts.scope, { created_at: last.created_at.toISOString(), id: last.id }) : null,
+      rows.length > opts.limit && last ? encodeCursor(opts.key, opts.scope, { created_at: isoString(last.created_at), id: last.id }) : null,
   };
 }
+
+const isoString = (t: Date | string) => (typeof t === 'string' ? t : t.toISOString());

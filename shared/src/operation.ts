@@ -8,6 +8,7 @@ import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { decodeJson, encodeJson } from './nats.ts';
 import { compileValidator } from './validation.ts';
+import { createTurnBatch } from './turn-batch.ts';
 
 /** What a handler gets besides its validated input. */
 export interface OperationContext {
@@ -67,6 +68,8 @@ export function serveOperations(opts: {
 }): { drain(): Promise<void> } {
   const { nc, sql, prefix, log } = opts;
   const inFlight = new Set<Promise<void>>();
+  // Answers completed in one turn of the event loop leave in one socket write.
+  const inThisTurn = createTurnBatch();
   const handled = new Counter({
     name: 'operations_total',
     help: 'Operations handled, by operation and result code',
@@ -127,7 +130,14 @@ export function serveOperations(opts: {
           duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);
           const h = headers();
           h.set(RPC_OUTCOME_HEADER, outcome);
-          msg.respond(outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body), { headers: h });
+          const data = outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body);
+          // The work counts as in flight until the answer is handed to the client (drain waits for it).
+          await new Promise<void>((sent) =>
+            inThisTurn(() => {
+              msg.respond(data, { headers: h });
+              sent();
+            }),
+          );
         })();
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));

@@ -9,6 +9,7 @@ import type { Logger } from '@platform/shared/log';
 import type { GatewayConfig } from './config.ts';
 import { checkJsonBody, drainBody, verifyUtf8 } from './body-guard.ts';
 import { forward } from './forward.ts';
+import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -28,6 +29,7 @@ export interface GatewayDeps {
   registry: Registry;
   ready: () => boolean;
   recordUsage: (keyId: string) => void;
+  requester: Requester;
 }
 
 /**
@@ -147,7 +149,8 @@ export function createApp(deps: GatewayDeps): express.Express {
     const run = async (req: Request, res: Response) => {
       const key = res.locals['key'] as KeyRecord;
       const result = await forward(
-        nc,
+        deps.requester,
+        nc.info!.max_payload,
         config.NATS_PREFIX,
         op,
         {

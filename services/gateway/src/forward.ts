@@ -1,7 +1,7 @@
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { ApiOperation } from '@platform/shared/api';
 import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcRequest } from '@platform/shared/catalogue';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
+import type { Requester } from './requester.ts';
 
 export type ForwardResult =
   | { kind: 'ok'; status: 200 | 201; body: Uint8Array }
@@ -12,21 +12,19 @@ export type ForwardResult =
 
 /** Sends one operation to its service by request/reply and waits at most until the deadline. */
 export async function forward(
-  nc: NatsConnection,
+  requester: Requester,
+  maxPayload: number,
   prefix: string,
   op: ApiOperation,
   request: RpcRequest,
   timeoutMs: number,
 ): Promise<ForwardResult> {
   const payload = encodeJson(request);
-  if (payload.byteLength > nc.info!.max_payload) return { kind: 'too_large' };
-  let reply;
-  try {
-    reply = await nc.request(rpcSubject(prefix, op.service, op.name), payload, { timeout: timeoutMs });
-  } catch {
-    // Timeout, no responders, a closed or reconnecting connection: the service cannot answer now.
-    return { kind: 'unavailable' };
-  }
+  if (payload.byteLength > maxPayload) return { kind: 'too_large' };
+  const answer = await requester.request(rpcSubject(prefix, op.service, op.name), payload, timeoutMs);
+  // A timeout, no responders, a closed or reconnecting connection: the service cannot answer now.
+  if (answer.kind !== 'reply') return { kind: 'unavailable' };
+  const reply = answer.msg;
   const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);
   if (outcome === 'ok' || outcome === 'created') return { kind: 'ok', status: outcome === 'created' ? 201 : 200, body: reply.data };
   if (outcome === 'no_content') return { kind: 'no_content' };

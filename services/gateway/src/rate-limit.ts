@@ -8,6 +8,9 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/** At most one counting round trip per key batch in this interval: at most this much latency added under load. */
+const MIN_BATCH_INTERVAL_MS = 1;
+
 interface Waiter {
   limit: number;
   resolve(d: RateDecision): void;
@@ -27,10 +30,30 @@ interface Waiter {
 export function createRateLimiter(sql: Sql) {
   let queued = new Map<string, Waiter[]>();
   let flushing = false;
+  let scheduled = false;
+  let lastStart = 0;
+
+  /**
+   * Starts the next batch at the end of this turn of the event loop (so that requests read from several connections
+   * in one turn share it), but not sooner than MIN_BATCH_INTERVAL_MS after the previous one started: under load a
+   * batch then carries every request of that interval, and at low rates no request waits.
+   */
+  const schedule = () => {
+    if (scheduled || flushing) return;
+    scheduled = true;
+    const wait = lastStart + MIN_BATCH_INTERVAL_MS - performance.now();
+    const run = () => {
+      scheduled = false;
+      void flush();
+    };
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
+  };
 
   const flush = async (): Promise<void> => {
     if (flushing || queued.size === 0) return;
     flushing = true;
+    lastStart = performance.now();
     const batch = queued;
     queued = new Map();
     const keyIds = [...batch.keys()];
@@ -58,7 +81,7 @@ export function createRateLimiter(sql: Sql) {
       for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
     } finally {
       flushing = false;
-      if (queued.size > 0) void flush();
+      if (queued.size > 0) schedule();
     }
   };
 
@@ -67,7 +90,7 @@ export function createRateLimiter(sql: Sql) {
       const waiters = queued.get(keyId);
       if (waiters) waiters.push({ limit, resolve, reject });
       else queued.set(keyId, [{ limit, resolve, reject }]);
-      void flush();
+      schedule();
     });
   };
 }

@@ -8,6 +8,7 @@ import { startOpsServer } from '@platform/shared/ops-server';
 import { trackReadiness } from '@platform/shared/readiness';
 import { createApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
+import { createRequester } from './requester.ts';
 import { createUsageRecorder } from './usage.ts';
 
 export interface RunningGateway {
@@ -21,14 +22,15 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   // The gateway writes only rate-limit counters and usage tallies: a Postgres crash may lose their last few hundred
   // milliseconds, and no request waits for a WAL flush (the limiter's upsert runs on every request).
   const sql = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'gateway', synchronousCommit: false });
-  // forward() maps every request error to UNAVAILABLE without looking at it: no stack capture per forwarded request.
+  // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
   const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
+  const requester = createRequester(nc);
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'gateway' });
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const usage = createUsageRecorder(sql, log);
-  const app = createApp({ config, sql, nc, log, registry, ready: readiness.ready, recordUsage: usage.record });
+  const app = createApp({ config, sql, nc, log, registry, ready: readiness.ready, recordUsage: usage.record, requester });
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
   const server: Server = await new Promise((resolve, reject) => {
@@ -61,6 +63,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       await usage.stop();
       readiness.stop();
       await ops.close();
+      requester.close();
       await nc.drain().catch(() => {});
       await sql.end({ timeout: 5 });
       log.info('stopped');

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '@platform/shared/db';
 import { ApiError, invalidInput } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { AffiliatesDeps } from '../deps.ts';
 import { presentAffiliate } from '../present.ts';
 import { findAffiliate, findAffiliateIdByEmail, insertAffiliate, slugTaken } from '../queries/affiliates.ts';
@@ -32,9 +32,10 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
             customCommissionRate: body.custom_commission_rate ?? null,
           });
           const created = presentAffiliate((await findAffiliate(tx, ctx.merchantId, id))!, deps.publicBaseUrl);
-          await enqueueEvent(tx, ctx.merchantId, 'affiliate.created', created);
+          await enqueueEvents(tx, [{ merchantId: ctx.merchantId, type: 'affiliate.created', data: created }]);
           return created;
         });
+        outboxCommitted(ctx.sql);
         ctx.log.info('affiliate created', { affiliate_id: affiliate.id });
         return { outcome: 'created', body: affiliate };
       } catch (err) {

@@ -2,7 +2,7 @@ import { api } from '@platform/shared/api';
 import { invalidInput, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import type { AffiliatesDeps } from '../deps.ts';
 import { presentAffiliate } from '../present.ts';
@@ -31,10 +31,11 @@ export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
       await updateAffiliate(tx, ctx.merchantId, current.id, body);
       const after = presentAffiliate((await findAffiliate(tx, ctx.merchantId, current.id))!, deps.publicBaseUrl);
       if (moving && (after.status === 'approved' || after.status === 'suspended')) {
-        await enqueueEvent(tx, ctx.merchantId, `affiliate.${after.status}`, after);
+        await enqueueEvents(tx, [{ merchantId: ctx.merchantId, type: `affiliate.${after.status}`, data: after }]);
       }
       return after;
     });
+    outboxCommitted(ctx.sql);
     ctx.log.info('affiliate updated', { affiliate_id: updated.id, fields: Object.keys(body) });
     return { outcome: 'ok', body: updated };
   });

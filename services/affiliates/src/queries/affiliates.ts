@@ -1,14 +1,11 @@
 import type { Queryable } from '@platform/shared/db';
-import type { AffiliateViewRow } from '@platform/shared/affiliate-view';
+import { affiliateViewColumns, type AffiliateViewRow } from '@platform/shared/affiliate-view';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 
 /** The columns an affiliate query may select: the public view's, never the vault references. */
 export type AffiliateRow = AffiliateViewRow;
 
-const columns = (sql: Queryable) => sql`
-  a.id, a.merchant_id, a.slug, a.email, a.display_name, a.status, a.tier_id, a.parent_id,
-  a.lifetime_commissions_paid, a.custom_commission_rate, a.created_at, a.updated_at,
-  m.settings->>'tracking_host' as tracking_host`;
+const columns = affiliateViewColumns;
 
 export async function findAffiliate(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<AffiliateRow | undefined> {
   const [row] = await sql<AffiliateRow[]>`

@@ -1,0 +1,52 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+
+/**
+ * Runs after `npm ci` / `npm install` (the root package's postinstall) and fixes known defects in installed
+ * dependencies that upstream has not released yet. Each fix replaces an exact piece of the installed source, is
+ * idempotent, and says so when the installed version no longer has the code it fixes (upgraded: check whether the
+ * fix is still needed, then delete it here).
+ *
+ * postgres 3.4.9, src/connection.js `nextWrite` (porsager/postgres#1154, #1208; fix proposed in #1209): a write
+ * buffered for the next turn of the event loop can run after the connection's socket closed (a backend killed, a
+ * database dropped, a reserved connection whose server went away). `socket.write` on null then throws from a
+ * setImmediate callback, an uncaught exception that takes the whole service down. The guard settles the waiting
+ * queries with CONNECTION_CLOSED instead, the same error a query gets when its connection closes under it, so the
+ * caller sees a catchable error and the pool replaces the connection.
+ */
+const fixes = [
+  {
+    name: 'postgres: nextWrite on a closed socket',
+    files: ['src/connection.js', 'cjs/src/connection.js'],
+    // The package exports no package.json: its CommonJS entry is <root>/cjs/src/index.js.
+    root: () => resolve(createRequire(import.meta.url).resolve('postgres'), '../../..'),
+    from: `  function nextWrite(fn) {
+    const x = socket.write(chunk, fn)`,
+    to: `  function nextWrite(fn) {
+    if (!socket) { // patched by scripts/patch-dependencies.ts (porsager/postgres#1208)
+      chunk = nextWriteTimer = null
+      error(Errors.connection('CONNECTION_CLOSED', options))
+      return false
+    }
+    const x = socket.write(chunk, fn)`,
+  },
+];
+
+let failed = false;
+for (const fix of fixes) {
+  for (const file of fix.files) {
+    const path = join(fix.root(), file);
+    const source = readFileSync(path, 'utf8');
+    if (source.includes(fix.to)) continue;
+    if (!source.includes(fix.from)) {
+      process.stderr.write(`patch-dependencies: ${fix.name}: ${path} no longer has the code this fixes; review the fix\n`);
+      failed = true;
+      continue;
+    }
+    writeFileSync(path, source.replace(fix.from, fix.to));
+    process.stdout.write(`patch-dependencies: ${fix.name}: patched ${path}\n`);
+  }
+}
+// An upgrade that made a fix obsolete must not break installs; the test suite checks that the guard is in place.
+if (failed) process.stderr.write("patch-dependencies: the installed dependencies were left as they are\n");

@@ -1,0 +1,84 @@
+import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { createTurnBatch } from '@platform/shared/turn-batch';
+
+export type RequestOutcome = { kind: 'reply'; msg: Msg } | { kind: 'no_responders' } | { kind: 'timeout' } | { kind: 'closed' };
+
+interface Pending {
+  settle(outcome: RequestOutcome): void;
+  deadline: number;
+}
+
+/** How often deadlines are checked: a request times out at most this much after its deadline. */
+const DEADLINE_CHECK_MS = 20;
+
+/**
+ * Request/reply for the gateway's hot path: one subscription to a wildcard inbox for every reply, a map of the
+ * requests waiting, and one timer that expires them, instead of the client's per-request bookkeeping (a timer and an
+ * Error with a captured stack for every request, even a successful one). Requests made in one turn of the event loop
+ * are published together, so they leave in one socket write.
+ *
+ * Outcomes are values, not exceptions: the gateway turns every failure into 503 UNAVAILABLE without looking further.
+ */
+export function createRequester(nc: NatsConnection) {
+  const inbox = createInbox();
+  const pending = new Map<string, Pending>();
+  let next = 0;
+  const inThisTurn = createTurnBatch();
+
+  const subscription = nc.subscribe(`${inbox}.*`, {
+    callback: (err, msg) => {
+      if (err) {
+        // The subscription ended (connection closed or drained): nothing more will answer.
+        for (const p of pending.values()) p.settle({ kind: 'closed' });
+        pending.clear();
+        return;
+      }
+      const token = msg.subject.slice(inbox.length + 1);
+      const waiting = pending.get(token);
+      if (!waiting) return; // answered after its deadline
+      pending.delete(token);
+      // The server answers a request nobody subscribes to with an empty 503 status message.
+      if (msg.data.length === 0 && msg.headers?.code === 503) waiting.settle({ kind: 'no_responders' });
+      else waiting.settle({ kind: 'reply', msg });
+    },
+  });
+
+  const expiry = setInterval(() => {
+    const now = Date.now();
+    for (const [token, p] of pending) {
+      if (p.deadline <= now) {
+        pending.delete(token);
+        p.settle({ kind: 'timeout' });
+      }
+    }
+  }, DEADLINE_CHECK_MS);
+  expiry.unref();
+
+  return {
+    request(subject: string, payload: Uint8Array, timeoutMs: number): Promise<RequestOutcome> {
+      if (nc.isClosed()) return Promise.resolve({ kind: 'closed' });
+      const token = (next++).toString(36);
+      return new Promise<RequestOutcome>((settle) => {
+        pending.set(token, { settle, deadline: Date.now() + timeoutMs });
+        inThisTurn(() => {
+          if (!pending.has(token)) return;
+          try {
+            nc.publish(subject, payload, { reply: `${inbox}.${token}` });
+          } catch {
+            // Closed or draining between the call and this turn's end.
+            pending.delete(token);
+            settle({ kind: 'closed' });
+          }
+        });
+      });
+    },
+    close() {
+      clearInterval(expiry);
+      subscription.unsubscribe();
+      for (const p of pending.values()) p.settle({ kind: 'closed' });
+      pending.clear();
+    },
+  };
+}
+
+export type Requester = ReturnType<typeof createRequester>;
