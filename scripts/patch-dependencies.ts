@@ -12,8 +12,9 @@ import { join, resolve } from 'node:path';
  * buffered for the next turn of the event loop can run after the connection's socket closed (a backend killed, a
  * database dropped, a reserved connection whose server went away). `socket.write` on null then throws from a
  * setImmediate callback, an uncaught exception that takes the whole service down. The guard settles the waiting
- * queries with CONNECTION_CLOSED instead, the same error a query gets when its connection closes under it, so the
- * caller sees a catchable error and the pool replaces the connection.
+ * queries with CONNECTION_CLOSED instead, the same error a query gets when its connection closes under it, and hands
+ * the connection back to the pool as closed, so that the next query reconnects it. (A reserved connection that
+ * closed is put back as open by its release(); without the second step every later query on it failed.)
  */
 const fixes = [
   {
@@ -26,7 +27,9 @@ const fixes = [
     to: `  function nextWrite(fn) {
     if (!socket) { // patched by scripts/patch-dependencies.ts (porsager/postgres#1208)
       chunk = nextWriteTimer = null
-      error(Errors.connection('CONNECTION_CLOSED', options))
+      const err = Errors.connection('CONNECTION_CLOSED', options)
+      error(err)
+      onclose(connection, err)
       return false
     }
     const x = socket.write(chunk, fn)`,

@@ -38,6 +38,20 @@ t.test('queries on a connection whose backend was terminated reject with CONNECT
   reserved.release();
   t.same(uncaught.map((e) => e.message), [], 'no uncaught exception');
 
+  // Released, the dead connection is back in the pool: at most one query meets it, then the pool reconnects.
+  const outcomes: string[] = [];
+  let after: number | undefined;
+  for (let i = 0; i < 5 && after === undefined; i++) {
+    try {
+      const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      after = row!.pid;
+    } catch (err) {
+      outcomes.push((err as { code?: string }).code ?? 'no code');
+    }
+  }
+  t.ok(after !== undefined && after !== backend!.pid, `the pool reconnects (${JSON.stringify(outcomes)} before it)`);
+  t.ok(outcomes.length <= 1 && outcomes.every((code) => code === 'CONNECTION_CLOSED'), 'at most one CONNECTION_CLOSED first');
+
 });
 
 t.test('a pooled connection whose backend was terminated is replaced', async (t) => {
