@@ -36,10 +36,10 @@ import { cpuTable, ms, pct, table, type MemoryRow, type Row, type Verdict } from
  * - raw undici POST: DISPATCHER_CONCURRENCY (64, the dispatcher's WEBHOOK_CONCURRENCY) concurrent POSTs in a
  *   closed loop, a body of the size of a delivered payout.sent envelope with the same webhook headers: the baseline;
  * - deliveries/s: payout.sent events spread over BENCH_WEBHOOK_ENDPOINTS (16) merchants with one endpoint each (so
- *   16 × 4 per-endpoint slots fill the dispatcher's 64), written to the outbox at once; the rate at which they
+ *   their per-endpoint slots, 16 each, more than fill the dispatcher's 64), written to the outbox at once; the rate at which they
  *   arrive, from the first arrival to the last (target ≥ 3,000/s). A warm-up batch (300 × BENCH_WARMUP) comes first
  *   and sizes the measured batch to about BENCH_DURATION seconds at 1.5 × its rate (at most
- *   BENCH_WEBHOOK_DELIVERIES, 3,000 × BENCH_DURATION; at least 500). Then to one endpoint alone (its concurrency, 4,
+ *   BENCH_WEBHOOK_DELIVERIES, 3,000 × BENCH_DURATION; at least 500). Then to one endpoint alone (its concurrency, 16,
  *   caps it), about BENCH_DURATION / 2 seconds' worth: reported, no target;
  * - event to first attempt: BENCH_WEBHOOK_RATE (500) tax_form.submitted events/s for BENCH_DURATION, open loop,
  *   one transaction with enqueueEvent each, to the bench merchant's one endpoint; the receiver's arrival time minus
@@ -61,7 +61,7 @@ const TARGET_P99_MS = 250;
 const TARGET_NOISY_FACTOR = 2;
 /** The dispatcher's WEBHOOK_CONCURRENCY and WEBHOOK_ENDPOINT_CONCURRENCY defaults (the bench does not change them). */
 const DISPATCHER_CONCURRENCY = 64;
-const ENDPOINT_CONCURRENCY = 4;
+const ENDPOINT_CONCURRENCY = 16;
 /** The outbox relay's NOTIFY channel (shared/src/outbox.ts). */
 const OUTBOX_CHANNEL = 'outbox_pending';
 /** Postgres CPU of the bench database's backends only (a part of postgres*), reported in a table of its own. */

@@ -12,6 +12,8 @@ import { captureLogger, startPlatform, type Platform, type TestLike } from './pl
  */
 export const TEST_DISPATCHER_ENV: Record<string, string> = {
   WEBHOOK_BACKOFF_SCALE: '0.001',
+  // The tests of the per-endpoint limit count to 4 (the default is 16).
+  WEBHOOK_ENDPOINT_CONCURRENCY: '4',
   WEBHOOK_SWEEP_INTERVAL_MS: '100',
   WEBHOOK_ALLOW_HTTP: 'true',
   WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
