@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import t from 'tap';
-import { connectDatabase } from '@platform/shared/db';
+import { connectDatabase, type Sql } from '@platform/shared/db';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 // A connection whose server goes away must fail the queries on it with an error the caller can catch, never with
@@ -39,19 +39,9 @@ t.test('queries on a connection whose backend was terminated reject with CONNECT
   t.same(uncaught.map((e) => e.message), [], 'no uncaught exception');
 
   // Released, the dead connection is back in the pool: at most one query meets it, then the pool reconnects.
-  const outcomes: string[] = [];
-  let after: number | undefined;
-  for (let i = 0; i < 5 && after === undefined; i++) {
-    try {
-      const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      after = row!.pid;
-    } catch (err) {
-      outcomes.push((err as { code?: string }).code ?? 'no code');
-    }
-  }
+  const { after, outcomes } = await backendAfterFailures(sql);
   t.ok(after !== undefined && after !== backend!.pid, `the pool reconnects (${JSON.stringify(outcomes)} before it)`);
   t.ok(outcomes.length <= 1 && outcomes.every((code) => code === 'CONNECTION_CLOSED'), 'at most one CONNECTION_CLOSED first');
-
 });
 
 t.test('a pooled connection whose backend was terminated is replaced', async (t) => {
@@ -62,16 +52,21 @@ t.test('a pooled connection whose backend was terminated is replaced', async (t)
   await admin`select pg_terminate_backend(${before!.pid})`;
   await new Promise((r) => setTimeout(r, 200));
   // The first query may still meet the closing connection; the next ones get a new one.
+  const { after, outcomes } = await backendAfterFailures(sql);
+  t.ok(after !== undefined && after !== before!.pid, `a new backend answers (${JSON.stringify(outcomes)} before it)`);
+  t.ok(outcomes.every((code) => code === 'CONNECTION_CLOSED' || code === '57P01'), 'any failure is a connection error');
+});
+
+/** Asks for the backend's pid up to five times: the pid that answered, and the error codes of the tries before. */
+async function backendAfterFailures(sql: Sql): Promise<{ after: number | undefined; outcomes: string[] }> {
   const outcomes: string[] = [];
-  let after: number | undefined;
-  for (let i = 0; i < 5 && after === undefined; i++) {
+  for (let i = 0; i < 5; i++) {
     try {
       const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      after = row!.pid;
+      return { after: row!.pid, outcomes };
     } catch (err) {
       outcomes.push((err as { code?: string }).code ?? 'no code');
     }
   }
-  t.ok(after !== undefined && after !== before!.pid, `a new backend answers (${JSON.stringify(outcomes)} before it)`);
-  t.ok(outcomes.every((code) => code === 'CONNECTION_CLOSED' || code === '57P01'), 'any failure is a connection error');
-});
+  return { after: undefined, outcomes };
+}
