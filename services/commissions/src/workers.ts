@@ -4,6 +4,7 @@ import { COMMISSIONS_CONSUMER, streamName } from '@platform/shared/catalogue';
 import type { Logger } from '@platform/shared/log';
 import { ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
+import { consumeInBatches } from '@platform/shared/consume';
 import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './engine/envelope.ts';
 import type { ProcessOutcome } from './engine/process.ts';
 
@@ -97,51 +98,16 @@ export async function startConversionConsumer(opts: {
     parsed.forEach((p, i) => settle(p.msg, p.envelope, outcomes[i]!));
   };
 
-  // Messages received and not yet started; batches in progress.
-  const waiting: JsMsg[] = [];
-  const inFlight = new Set<Promise<void>>();
-  let stopping = false;
-  let scheduled = false;
-  const start = () => {
-    scheduled = false;
-    while (!stopping && waiting.length > 0 && inFlight.size < concurrency) {
-      const work: Promise<void> = handleBatch(waiting.splice(0, MAX_BATCH))
-        .catch((err) => log.error('conversion consumer: batch failed', { err: (err as Error).message }))
-        .finally(() => {
-          inFlight.delete(work);
-          start();
-        });
-      inFlight.add(work);
-    }
-  };
-  const loop = (async () => {
-    for await (const m of messages) {
-      if (stopping) break;
-      waiting.push(m);
-      // Start on the next turn, so that the messages delivered together are processed together.
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(start);
-      }
-      // Keep at most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
-      while (waiting.length >= concurrency * MAX_BATCH && !stopping) {
-        start();
-        if (inFlight.size === 0) break;
-        await Promise.race(inFlight);
-      }
-    }
-  })();
-
-  return {
-    async stop() {
-      stopping = true;
-      await messages.close().catch(() => {});
-      await loop.catch(() => {});
-      await Promise.all(inFlight);
-      // Received but never started: handed back for prompt redelivery rather than after ack_wait.
-      for (const m of waiting.splice(0)) m.nak();
-    },
-  };
+  return consumeInBatches(messages, {
+    concurrency,
+    maxBatch: MAX_BATCH,
+    gatherTurn: true,
+    // At most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
+    maxWaiting: concurrency * MAX_BATCH,
+    log,
+    name: 'conversion consumer',
+    handleBatch,
+  });
 }
 
 /** Runs `pass` every `intervalMs`, never two at once; `runNow` runs one on demand (waiting for one in progress). */

@@ -6,6 +6,7 @@ import type { Logger } from '@platform/shared/log';
 import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import type { AttemptEngine } from './attempts.ts';
+import { consumeInBatches } from '@platform/shared/consume';
 import { inTwoTrips } from './one-trip.ts';
 import { claimDue, insertDeliveries, insertMessages, lockEndpoints, type ClaimedDelivery, type FannedOut } from './queries/deliveries.ts';
 
@@ -52,9 +53,6 @@ export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: 
   await ensureDurableConsumer(nc, prefix, DISPATCHER_FANOUT_CONSUMER);
   const consumer = await jetstream(nc).consumers.get(streamName(prefix, 'DOMAIN_EVENTS'), DISPATCHER_FANOUT_CONSUMER.durable_name);
   const messages = await consumer.consume({ max_messages: PULL_AHEAD });
-  const buffered: JsMsg[] = [];
-  const running = new Set<Promise<void>>();
-  let stopping = false;
 
   /** One transaction for `events`: messages, deliveries, and leases on as many as `slots` allow. */
   const record = async (events: DomainEvent[], slots: number) => {
@@ -109,12 +107,7 @@ export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: 
     if (result.created.length > 0) log.debug('events fanned out', { events: batch.length, deliveries: result.created.length, attempted_at_once: claimed.size });
   };
 
-  const flush = async (): Promise<void> => {
-    const msgs = buffered.splice(0, FANOUT_BATCH);
-    if (stopping) {
-      for (const m of msgs) m.nak(); // buffered when we stopped: redelivered to another replica (or this one restarted)
-      return;
-    }
+  const fanOutMessages = async (msgs: JsMsg[]): Promise<void> => {
     // A message twice in one batch (redelivered, or published twice) is recorded once and settled with it.
     const batch = new Map<string, { ms: JsMsg[]; event: DomainEvent }>();
     for (const m of msgs) {
@@ -133,34 +126,15 @@ export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: 
     if (batch.size > 0) await fanOutBatch([...batch.values()].sort((a, b) => (a.event.id < b.event.id ? -1 : 1)));
   };
 
-  const kick = () => {
-    while (running.size < FANOUT_TRANSACTIONS && buffered.length > 0) {
-      const work: Promise<void> = flush()
-        .catch((err) => log.error('fan-out: batch failed', { err: (err as Error).message }))
-        .finally(() => {
-          running.delete(work);
-          kick();
-        });
-      running.add(work);
-    }
-  };
-
-  const loop = (async () => {
-    for await (const m of messages) {
-      buffered.push(m);
-      kick();
-      // Back-pressure: stop pulling while a full batch waits behind the transactions in flight.
-      while (buffered.length >= FANOUT_BATCH && running.size > 0) await Promise.race(running);
-    }
-  })();
-
-  return {
-    async stop() {
-      stopping = true;
-      await messages.close().catch(() => {});
-      await loop.catch(() => {});
-      kick();
-      while (running.size > 0) await Promise.all([...running]);
-    },
-  };
+  return consumeInBatches(messages, {
+    concurrency: FANOUT_TRANSACTIONS,
+    maxBatch: FANOUT_BATCH,
+    // A lone event starts at once; what arrives meanwhile forms the next batch.
+    gatherTurn: false,
+    // Stop pulling while a full batch waits behind the transactions in flight.
+    maxWaiting: FANOUT_BATCH,
+    log,
+    name: 'fan-out',
+    handleBatch: fanOutMessages,
+  });
 }
