@@ -2,8 +2,8 @@ import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import type { AttributionMethod } from '@platform/shared/schemas/events-api';
 import { withDefaults, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
-import { findAttributionContext } from './queries/attribution-context.ts';
-import { findVisit, type VisitRow } from './queries/visits.ts';
+import { findAttributionContext, type VisitSeen } from './queries/attribution-context.ts';
+import type { VisitRow } from './queries/visits.ts';
 
 export interface Attribution {
   affiliateId: string | null;
@@ -41,17 +41,17 @@ export async function settingsAndAttribution(
   coupon: string | undefined,
 ): Promise<{ settings: MerchantSettings; attribution: Attribution } | undefined> {
   const visitId = cookieId !== undefined && isId('vis', cookieId) ? cookieId : null;
-  // The window is part of the statement, so it is computed with the window last seen for this merchant and
-  // computed again in the rare case that the settings just read say otherwise.
-  const guessedWindow = settingsByMerchant.get(merchantId)?.settings.attribution_window_days ?? 60;
-  const found = await findAttributionContext(sql, merchantId, visitId, coupon ?? null, guessedWindow);
+  const found = await findAttributionContext(sql, merchantId, visitId, coupon ?? null);
   if (!found) return undefined;
   const settings = parseSettings(merchantId, found.settings);
-  let visit = found.visit;
-  if (visit && settings.attribution_window_days !== guessedWindow) {
-    visit = await findVisit(sql, merchantId, visit.id, settings.attribution_window_days);
-  }
+  const visit = found.visit && withinWindow(found.visit, settings.attribution_window_days);
   return { settings, attribution: credit(visit, found.couponOwner) };
+}
+
+/** The visit judged by the merchant's attribution window of now (days of 24 hours). */
+function withinWindow({ age_seconds, ...visit }: VisitSeen, windowDays: number): VisitRow {
+  const windowSeconds = windowDays * 86_400;
+  return { ...visit, within_window: age_seconds < windowSeconds, remaining_seconds: Math.floor(windowSeconds - age_seconds) };
 }
 
 function credit(visit: VisitRow | undefined, owner: { affiliate_id: string; status: string } | undefined): Attribution {

@@ -2,18 +2,19 @@ import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import type { VisitRow } from './visits.ts';
 
+/** A visit as read, before the merchant's attribution window is applied: its age by the database's clock. */
+export type VisitSeen = Omit<VisitRow, 'within_window' | 'remaining_seconds'> & { age_seconds: number };
+
 /**
  * What recording an event reads, in one round trip: the merchant's settings (as JSON text), the visit `visitId`
- * names when it is one of this merchant's (with its affiliate's status and whether it was made within `windowDays`),
- * and the affiliate owning the coupon code (case-insensitive) with its status. Undefined when the merchant has no row.
+ * names when it is one of this merchant's (with its affiliate's status and its age), and the affiliate owning the coupon code (case-insensitive) with its status. Undefined when the merchant has no row.
  */
 export async function findAttributionContext(
   sql: Queryable,
   merchantId: string,
   visitId: string | null,
   coupon: string | null,
-  windowDays: number,
-): Promise<{ settings: string; visit: VisitRow | undefined; couponOwner: { affiliate_id: string; status: AffiliateStatus } | undefined } | undefined> {
+): Promise<{ settings: string; visit: VisitSeen | undefined; couponOwner: { affiliate_id: string; status: AffiliateStatus } | undefined } | undefined> {
   const [row] = await sql<
     {
       settings: string;
@@ -22,8 +23,7 @@ export async function findAttributionContext(
       v_affiliate_status: AffiliateStatus;
       v_ip_hash: string | null;
       v_fingerprint: string | null;
-      v_within_window: boolean;
-      v_remaining_seconds: number;
+      v_age_seconds: number;
       c_affiliate_id: string | null;
       c_status: AffiliateStatus;
     }[]
@@ -31,8 +31,7 @@ export async function findAttributionContext(
     select m.settings::text as settings,
            v.id as v_id, v.affiliate_id as v_affiliate_id, v.status as v_affiliate_status, v.ip_hash as v_ip_hash,
            v.fingerprint as v_fingerprint,
-           v.created_at > now() - make_interval(days => ${windowDays}) as v_within_window,
-           floor(extract(epoch from (v.created_at + make_interval(days => ${windowDays}) - now())))::int as v_remaining_seconds,
+           extract(epoch from (now() - v.created_at))::float8 as v_age_seconds,
            c.affiliate_id as c_affiliate_id, c.status as c_status
     from merchants m
     left join lateral (
@@ -58,8 +57,7 @@ export async function findAttributionContext(
             affiliate_status: row.v_affiliate_status,
             ip_hash: row.v_ip_hash,
             fingerprint: row.v_fingerprint,
-            within_window: row.v_within_window,
-            remaining_seconds: row.v_remaining_seconds,
+            age_seconds: row.v_age_seconds,
           },
     couponOwner: row.c_affiliate_id === null ? undefined : { affiliate_id: row.c_affiliate_id, status: row.c_status },
   };
