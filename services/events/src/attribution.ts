@@ -1,7 +1,7 @@
 import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import type { AttributionMethod } from '@platform/shared/schemas/events-api';
-import { withDefaults, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import { findAttributionContext, type VisitSeen } from './queries/attribution-context.ts';
 import type { VisitRow } from './queries/visits.ts';
 
@@ -10,22 +10,6 @@ export interface Attribution {
   by: AttributionMethod | null;
   /** The visit cookie_id names, when it is one of this merchant's: fraud rules look at it even when it did not win. */
   visit: VisitRow | undefined;
-}
-
-/**
- * Parsed settings by merchant, reused while the stored JSON text is unchanged (the text comes with every lookup, so
- * a change applies to the very next event; only the parsing and defaulting is saved). Bounded: cleared when full.
- */
-const settingsByMerchant = new Map<string, { text: string; settings: MerchantSettings }>();
-const SETTINGS_CACHE_MAX = 10_000;
-
-function parseSettings(merchantId: string, text: string): MerchantSettings {
-  const cached = settingsByMerchant.get(merchantId);
-  if (cached && cached.text === text) return cached.settings;
-  const settings = withDefaults(JSON.parse(text));
-  if (settingsByMerchant.size >= SETTINGS_CACHE_MAX) settingsByMerchant.clear();
-  settingsByMerchant.set(merchantId, { text, settings });
-  return settings;
 }
 
 /**
@@ -43,7 +27,7 @@ export async function settingsAndAttribution(
   const visitId = cookieId !== undefined && isId('vis', cookieId) ? cookieId : null;
   const found = await findAttributionContext(sql, merchantId, visitId, coupon ?? null);
   if (!found) return undefined;
-  const settings = parseSettings(merchantId, found.settings);
+  const settings = settingsFromText(merchantId, found.settings);
   const visit = found.visit && withinWindow(found.visit, settings.attribution_window_days);
   return { settings, attribution: credit(visit, found.couponOwner) };
 }

@@ -53,6 +53,24 @@ export function withDefaults(stored: unknown): MerchantSettings {
   return merged as MerchantSettings;
 }
 
+/**
+ * Parsed settings by merchant, reused while the stored JSON text is unchanged: callers read the text in the same
+ * statement as their other data, so a change applies to the very next read; only parsing and defaulting are saved.
+ * Bounded: cleared when full.
+ */
+const parsedByMerchant = new Map<string, { text: string; settings: MerchantSettings }>();
+const PARSED_MAX = 10_000;
+
+/** `withDefaults` of a merchant's settings read as JSON text (`settings::text`), parsed once per distinct text. */
+export function settingsFromText(merchantId: string, text: string): MerchantSettings {
+  const cached = parsedByMerchant.get(merchantId);
+  if (cached && cached.text === text) return cached.settings;
+  const settings = withDefaults(JSON.parse(text));
+  if (parsedByMerchant.size >= PARSED_MAX) parsedByMerchant.clear();
+  parsedByMerchant.set(merchantId, { text, settings });
+  return settings;
+}
+
 export async function loadMerchantSettings(sql: Queryable, merchantId: string): Promise<MerchantSettings | undefined> {
   const [row] = await sql<{ settings: unknown }[]>`select settings from merchants where id = ${merchantId}`;
   return row ? withDefaults(row.settings) : undefined;

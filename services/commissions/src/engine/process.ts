@@ -3,7 +3,7 @@ import type { Queryable, Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import type { OutboxEventType } from '@platform/shared/catalogue';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
-import { withDefaults, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
@@ -36,21 +36,6 @@ interface FraudHit {
 type Outbox = { merchantId: string; type: OutboxEventType; data: Record<string, unknown> }[];
 
 const nothing = { kind: 'processed', created: 0, voided: 0, flags: 0, promoted: false } as const;
-
-/**
- * Parsed settings by merchant, reused while the stored JSON text is unchanged: the text is read in every
- * transaction, so a settings change applies to the next conversion; only parsing and defaulting are saved.
- */
-const settingsCache = new Map<string, { text: string; settings: MerchantSettings }>();
-
-function parseSettings(merchantId: string, text: string): MerchantSettings {
-  const cached = settingsCache.get(merchantId);
-  if (cached && cached.text === text) return cached.settings;
-  const settings = withDefaults(JSON.parse(text));
-  if (settingsCache.size >= 10_000) settingsCache.clear();
-  settingsCache.set(merchantId, { text, settings });
-  return settings;
-}
 
 /** The advisory-lock keys of a conversion (see lockKeysAndReadSettings), qualified by its merchant. */
 function lockKeysOf(envelope: ConversionEnvelope): string[] {
@@ -100,7 +85,7 @@ export async function processConversions(
     const results: ProcessOutcome[] = [];
     for (const envelope of envelopes) {
       const text = settingsText.get(envelope.merchant_id);
-      results.push(text === undefined ? { kind: 'unknown_merchant' } : await processOne(tx, envelope, parseSettings(envelope.merchant_id, text), at, ctx.publicBaseUrl, outbox));
+      results.push(text === undefined ? { kind: 'unknown_merchant' } : await processOne(tx, envelope, settingsFromText(envelope.merchant_id, text), at, ctx.publicBaseUrl, outbox));
     }
     await enqueueEvents(tx, outbox);
     return results;
