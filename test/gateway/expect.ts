@@ -2,7 +2,7 @@ import type { ApiResponse } from '../helpers/client.ts';
 import type { TAP } from 'tap';
 
 /** The assertions these helpers use; every tap Test has them. */
-export type Asserts = Pick<TAP, 'equal' | 'ok' | 'same' | 'match'>;
+export type Asserts = Pick<TAP, 'equal' | 'ok' | 'same' | 'match' | 'strictSame'>;
 
 export interface ErrorExpectation {
   /** The exact `error.details` list; omit to assert only that details are absent (or use `detailPaths`). */

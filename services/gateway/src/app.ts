@@ -82,7 +82,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.type('application/json').send(openapi);
   });
 
-  app.use(createTrackingRoutes({ config, nc }));
+  app.use(createTrackingRoutes({ config, nc, consumeRate }));
 
   app.use('/api/v1', async (req, res, next) => {
     try {

@@ -14,6 +14,12 @@ export const GatewayEnv = Type.Object({
     description: 'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
   }),
   TRUST_PROXY: Type.Boolean({ default: false, description: 'honour X-Forwarded-* from the ingress' }),
+  TRACKING_RATE_LIMIT_PER_MIN: Type.Integer({
+    default: 120,
+    minimum: 1,
+    maximum: 100000,
+    description: 'visits one client IP may record per minute through the public /r/… links and POST /t/visit, across all replicas',
+  }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv>;
 

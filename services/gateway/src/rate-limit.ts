@@ -18,7 +18,8 @@ interface Waiter {
 }
 
 /**
- * One counter row per key in Postgres, shared by every gateway replica: a one-minute window that opens at the first
+ * One counter row per API key in Postgres (and per client address for the public tracking routes, see
+ * tracking-routes.ts), shared by every gateway replica: a one-minute window that opens at the first
  * request after the previous window closed. The increment and the window roll-over are one atomic upsert, timed by
  * the database's clock, so replicas with skewed clocks still agree.
  *

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import {
@@ -10,10 +11,13 @@ import {
   type TrackReferralRequest,
   type TrackVisitRequest,
 } from '@platform/shared/catalogue';
+import { encryptionKey } from '@platform/shared/config';
+import { createHmacKey } from '@platform/shared/crypto';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
 import type { GatewayConfig } from './config.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
+import type { RateDecision } from './rate-limit.ts';
 import { TRACKING_SCRIPT } from './tracking-script.ts';
 
 const VISIT_BODY_LIMIT = '8kb';
@@ -29,13 +33,38 @@ type Reply = { kind: 'ok'; created: boolean; data: Uint8Array } | { kind: 'error
  *   without credentials: the endpoint is public and answers only a visit id).
  * The events service records the visits (catalogue: trackingSubject); errors are the API's JSON envelope.
  *
+ * Recording a visit writes a row, and these routes need no key: each client IP may record at most
+ * TRACKING_RATE_LIMIT_PER_MIN visits a minute, counted by the API keys' limiter (so across every replica) under an
+ * HMAC of the address, never the address itself. Past it, 429 RATE_LIMITED with Retry-After; the script itself is
+ * not counted.
+ *
  * The cookie is not HttpOnly: the tracking script must read it to keep one visit per click, and it holds only a
  * visit id, which grants nothing. SameSite=Lax keeps it on top-level navigations; Secure whenever served over https.
  */
-export function createTrackingRoutes(deps: { config: GatewayConfig; nc: NatsConnection }): express.Router {
+export function createTrackingRoutes(deps: {
+  config: GatewayConfig;
+  nc: NatsConnection;
+  consumeRate: (counterId: string, limit: number) => Promise<RateDecision>;
+}): express.Router {
   const { config, nc } = deps;
   const router = express.Router();
   const visitJson = express.json({ limit: VISIT_BODY_LIMIT, strict: true, type: 'application/json' });
+  const ipKey = createHmacKey(encryptionKey(config), 'tracking-rate');
+
+  const limitVisits = async (req: Request, res: Response, next: NextFunction) => {
+    // No address (the socket already closed): nothing to count it under, and nothing to answer.
+    if (!req.ip) return next();
+    const counter = `visits:${createHmac('sha256', ipKey).update(req.ip).digest('base64url')}`;
+    let rate: RateDecision;
+    try {
+      rate = await deps.consumeRate(counter, config.TRACKING_RATE_LIMIT_PER_MIN);
+    } catch {
+      return sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');
+    }
+    if (rate.allowed) return next();
+    res.setHeader('Retry-After', String(rate.resetSeconds));
+    sendError(res, 'RATE_LIMITED', `At most ${rate.limit} visits a minute may be recorded from one address`);
+  };
 
   const ask = async (operation: TrackingOperation, request: TrackReferralRequest | TrackVisitRequest): Promise<Reply> => {
     let reply;
@@ -51,9 +80,12 @@ export function createTrackingRoutes(deps: { config: GatewayConfig; nc: NatsConn
 
   const client = (req: Request): TrackingClient => ({ ip: req.ip ?? null, user_agent: req.get('user-agent') ?? null });
 
-  const referral = (merchant: TrackReferralRequest['merchant']) => async (req: Request, res: Response) => {
+  const referralRoute = (req: Request, res: Response, next: NextFunction) => {
     res.locals['route'] = 'trackReferral';
     res.setHeader('Cache-Control', 'no-store');
+    next();
+  };
+  const referral = (merchant: TrackReferralRequest['merchant']) => async (req: Request, res: Response) => {
     const reply = await ask('referral', {
       request_id: res.locals['requestId'] as string,
       deadline: Date.now() + config.RPC_TIMEOUT_MS,
@@ -75,8 +107,8 @@ export function createTrackingRoutes(deps: { config: GatewayConfig; nc: NatsConn
     res.redirect(302, visit.redirect_url);
   };
 
-  router.get('/r/:merchant_id/:slug', (req, res) => referral({ id: req.params['merchant_id'] as string })(req, res));
-  router.get('/r/:slug', (req, res) => referral({ host: req.hostname })(req, res));
+  router.get('/r/:merchant_id/:slug', referralRoute, limitVisits, (req, res) => referral({ id: req.params['merchant_id'] as string })(req, res));
+  router.get('/r/:slug', referralRoute, limitVisits, (req, res) => referral({ host: req.hostname })(req, res));
 
   router.get('/t/script.js', (_req, res) => {
     res.locals['route'] = 'trackingScript';
@@ -100,7 +132,7 @@ export function createTrackingRoutes(deps: { config: GatewayConfig; nc: NatsConn
     res.status(204).end();
   });
 
-  router.post('/t/visit', allowAnyOrigin, (req, res, next) => {
+  router.post('/t/visit', allowAnyOrigin, limitVisits, (req, res, next) => {
     if (!req.is('application/json')) {
       return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 });
     }
