@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
+import { checkAgainstOpenApi } from '../helpers/client.ts';
 import { eventually } from '../helpers/platform.ts';
 import { conversionMessages, createAffiliate, rawRequest, setSettings, startWithEvents, visitCookie, type RawResponse } from './setup.ts';
 
@@ -190,8 +191,18 @@ t.test('the tracking script does nothing on a page without ?via=', async (t) => 
   t.same(run.cookieWrites, []);
 });
 
-const postVisit = (body: unknown, headers: Record<string, string> = {}) =>
-  rawRequest(baseUrl, 'POST', '/t/visit', { 'content-type': 'application/json', origin: 'https://shop.example.com', ...headers }, typeof body === 'string' ? body : JSON.stringify(body));
+/** POST /t/visit; every answer is checked against the OpenAPI document, as the API client does for the API. */
+const postVisit = async (body: unknown, headers: Record<string, string> = {}) => {
+  const res = await rawRequest(
+    baseUrl,
+    'POST',
+    '/t/visit',
+    { 'content-type': 'application/json', origin: 'https://shop.example.com', ...headers },
+    typeof body === 'string' ? body : JSON.stringify(body),
+  );
+  checkAgainstOpenApi('POST', '/t/visit', res.status, JSON.parse(res.text));
+  return res;
+};
 
 t.test('POST /t/visit: 201 with the visit; the current visit is kept (200); CORS for any origin', async (t) => {
   const created = await postVisit({ merchant_id: merchant.id, via: 'jane', landing_url: 'https://shop.example.com/?via=jane' });

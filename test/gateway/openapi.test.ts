@@ -87,7 +87,8 @@ t.test('the bearer security scheme applies to every API operation', async (t) =>
 
 t.test('every operation of the catalogue is documented, and nothing else', async (t) => {
   const documented = Object.entries(doc['paths'] as Json).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
-  const expected = [...operations.map((o) => `${o.method} ${o.path}`), 'get /api/v1/openapi'];
+  const tracking = ['get /r/{merchant_id}/{slug}', 'get /r/{slug}', 'get /t/script.js', 'post /t/visit', 'options /t/visit'];
+  const expected = [...operations.map((o) => `${o.method} ${o.path}`), 'get /api/v1/openapi', ...tracking];
   t.same(documented.sort(), expected.sort());
   const ids = documented.map((d) => doc['paths'][d.split(' ')[1]!][d.split(' ')[0]!]['operationId']);
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -112,6 +113,25 @@ t.test('every operation of the catalogue is documented, and nothing else', async
       }
     }
   }
+});
+
+t.test('the public tracking routes are documented without a key, with their own 429', async (t) => {
+  for (const [path, method] of [['/r/{merchant_id}/{slug}', 'get'], ['/r/{slug}', 'get'], ['/t/script.js', 'get'], ['/t/visit', 'post'], ['/t/visit', 'options']] as const) {
+    const entry = doc['paths'][path][method] as Json;
+    t.same(entry['security'], [], `${method} ${path} is public`);
+    t.same(entry['tags'], ['Tracking']);
+  }
+  for (const path of ['/r/{merchant_id}/{slug}', '/r/{slug}']) {
+    const responses = doc['paths'][path]['get']['responses'] as Json;
+    t.same(Object.keys(responses).sort(), ['302', '404', '429', '503'], `${path}: responses`);
+    t.ok(responses['302']['headers']['Location'] && responses['302']['headers']['Set-Cookie'], `${path}: redirect with the cookie`);
+  }
+  const visit = doc['paths']['/t/visit']['post'] as Json;
+  t.same(Object.keys(visit['responses']).sort(), ['200', '201', '400', '404', '413', '415', '429', '503']);
+  t.same(deref(visit['requestBody']['content']['application/json']['schema'])['required'].sort(), ['merchant_id', 'via']);
+  t.same(Object.keys(deref(visit['responses']['201']['content']['application/json']['schema'])['properties']).sort(), ['max_age_seconds', 'visit_id']);
+  t.match(deref(visit['responses']['429'])['description'], /^RATE_LIMITED: /);
+  t.same(deref(visit['responses']['429']['content']['application/json']['schema']), deref({ $ref: '#/components/schemas/Error' }));
 });
 
 t.test('every error response is documented with the error envelope', async (t) => {

@@ -3,6 +3,7 @@ import { operations } from '@platform/shared/api';
 import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 import { ErrorEnvelopeSchema } from '@platform/shared/errors';
 import { webhookEnvelope } from '@platform/shared/schemas/events';
+import { TrackedVisit, TrackVisitBody, VISIT_COOKIE } from '@platform/shared/schemas/tracking';
 
 type Json = Record<string, unknown>;
 
@@ -73,6 +74,8 @@ export function buildOpenApi(serverUrl?: string): Json {
     responses: { '200': { description: 'the OpenAPI 3.1 description of the API', content: { 'application/json': { schema: { type: 'object' } } } } },
   };
 
+  Object.assign(paths, trackingPaths(toJson));
+
   const webhooks: Record<string, Json> = {};
   for (const type of DOMAIN_EVENT_TYPES) {
     webhooks[type] = {
@@ -113,7 +116,7 @@ export function buildOpenApi(serverUrl?: string): Json {
         'Every request carries `Authorization: Bearer svc_…`; keys are tenant-scoped and need the Growth plan or higher.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
-    tags: [...new Set(operations.map((o) => o.tag)), 'Meta'].map((name) => ({ name })),
+    tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Meta'].map((name) => ({ name })),
     paths,
     webhooks,
     components: {
@@ -121,6 +124,95 @@ export function buildOpenApi(serverUrl?: string): Json {
       headers: Object.fromEntries(Object.entries(RATE_HEADERS).map(([k, v]) => [k, v])),
       responses,
       schemas: components,
+    },
+  };
+}
+
+/**
+ * The public referral-tracking routes of the gateway (tracking-routes.ts): no key, so no RateLimit-* headers and
+ * their own 429 (per client address, TRACKING_RATE_LIMIT_PER_MIN).
+ */
+function trackingPaths(toJson: (s: TSchema) => Json): Record<string, Record<string, Json>> {
+  const error = (description: string): Json => ({
+    description,
+    headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
+  const limited = error('RATE_LIMITED: this address recorded TRACKING_RATE_LIMIT_PER_MIN visits in the last minute; see Retry-After');
+  const unavailable = error('UNAVAILABLE: the events service did not answer in time');
+  const slug = { name: 'slug', in: 'path', required: true, description: "an approved affiliate's slug", schema: { type: 'string' } };
+  const redirect = (description: string): Json => ({
+    description,
+    headers: {
+      Location: { description: "the merchant's landing_url with via={slug} added", schema: { type: 'string', format: 'uri' } },
+      'Set-Cookie': {
+        description: `${VISIT_COOKIE}={visit id}; Max-Age={seconds left of the attribution window}; Path=/; SameSite=Lax (Secure over https)`,
+        schema: { type: 'string' },
+      },
+    },
+  });
+  const referral = (summary: string, parameters: Json[]): Record<string, Json> => ({
+    get: {
+      operationId: parameters.length === 2 ? 'followReferralLink' : 'followReferralLinkOnTrackingHost',
+      summary,
+      tags: ['Tracking'],
+      description: 'Public, no key. Records a visit, sets the visit cookie and redirects to the landing page.',
+      security: [],
+      parameters,
+      responses: {
+        '302': redirect('the visit is recorded; on to the landing page'),
+        '404': error('NOT_FOUND: unknown merchant or slug, an affiliate not approved, or no landing page configured'),
+        '429': limited,
+        '503': unavailable,
+      },
+    },
+  });
+  return {
+    '/r/{merchant_id}/{slug}': referral('Follow a referral link', [
+      { name: 'merchant_id', in: 'path', required: true, description: 'the merchant', schema: { type: 'string' } },
+      slug,
+    ]),
+    '/r/{slug}': referral("Follow a referral link on the merchant's tracking_host (the merchant is found by Host)", [slug]),
+    '/t/script.js': {
+      get: {
+        operationId: 'getTrackingScript',
+        summary: "The tracking script merchants embed (data-merchant, optional data-fingerprint)",
+        tags: ['Tracking'],
+        security: [],
+        responses: {
+          '200': {
+            description: `on a page opened with ?via={slug}, records the visit with POST /t/visit and sets ${VISIT_COOKIE}`,
+            content: { 'application/javascript': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    '/t/visit': {
+      post: {
+        operationId: 'recordVisit',
+        summary: 'Record a visit (called by the tracking script)',
+        tags: ['Tracking'],
+        description: 'Public, no key; CORS open to any origin, without credentials. Body at most 8 KiB.',
+        security: [],
+        requestBody: { required: true, content: { 'application/json': { schema: toJson(TrackVisitBody) } } },
+        responses: {
+          '200': { description: "the browser's current visit is kept", content: { 'application/json': { schema: toJson(TrackedVisit) } } },
+          '201': { description: 'a visit is recorded', content: { 'application/json': { schema: toJson(TrackedVisit) } } },
+          '400': error('INVALID_INPUT: see error.details'),
+          '404': error('NOT_FOUND: unknown merchant or slug, or an affiliate not approved'),
+          '413': error('INVALID_INPUT: the body exceeds 8 KiB'),
+          '415': error('INVALID_INPUT: the body is not JSON'),
+          '429': limited,
+          '503': unavailable,
+        },
+      },
+      options: {
+        operationId: 'recordVisitPreflight',
+        summary: 'CORS preflight of POST /t/visit',
+        tags: ['Tracking'],
+        security: [],
+        responses: { '204': { description: 'Access-Control-Allow-Methods: POST, -Headers: Content-Type, -Max-Age: 86400' } },
+      },
     },
   };
 }
