@@ -5,7 +5,7 @@ import { newId } from '@platform/shared/ids';
 import { createKey, revokeKey, setPlan } from '../../scripts/admin/commands.ts';
 import type { ApiClient, ApiResponse } from '../helpers/client.ts';
 import { sleep, startPlatform } from '../helpers/platform.ts';
-import { assertError, type Asserts } from './expect.ts';
+import { assertError, rateHeaders, type Asserts } from './expect.ts';
 
 // Two gateway replicas: revocation and plan changes must reach every replica within a second.
 const platform = await startPlatform(t, { gateways: 2 });
@@ -155,6 +155,28 @@ t.test('a merchant below growth gets 402 PLAN_REQUIRED on every operation with i
     t.equal((await client.get('/api/v1/affiliates')).status, 200, `access restored on ${url}`);
     t.equal((await client.post('/api/v1/affiliates', { email: email() })).status, 201, `writes restored on ${url}`);
   }
+});
+
+t.test('a 402 takes no slot of the rate window (plan is checked before rate) and still shows the window', async (t) => {
+  const m = await platform.merchant();
+  t.same([rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining, rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining], [599, 598]);
+  await setPlan(platform.sql, m.id, 'starter');
+  await sleep(PROPAGATION_MS);
+  for (let i = 0; i < 5; i++) {
+    const res = await m.client.get('/api/v1/affiliates');
+    assertError(t, res, 402, 'PLAN_REQUIRED');
+    const h = rateHeaders(t, res);
+    t.same([h.limit, h.remaining], [600, 598], `402 #${i + 1}: the window is shown, not used`);
+    t.ok(h.reset >= 1 && h.reset <= 60);
+  }
+  await setPlan(platform.sql, m.id, 'growth');
+  await sleep(PROPAGATION_MS);
+  t.equal(rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining, 597, 'the next slot after the 402s');
+
+  // A key that has not been used in this window: the whole window is shown.
+  const fresh = await platform.merchant({ plan: 'starter' });
+  const h = rateHeaders(t, await fresh.client.get('/api/v1/affiliates'));
+  t.same([h.limit, h.remaining, h.reset], [600, 600, 60]);
 });
 
 t.test('check order: key (401) → plan (402) → scope (403) → input (400) → row (404)', async (t) => {

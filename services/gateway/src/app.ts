@@ -39,7 +39,7 @@ export interface GatewayDeps {
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, sql, nc, log } = deps;
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
-  const consumeRate = createRateLimiter(sql);
+  const rateLimiter = createRateLimiter(sql);
   const openapi = JSON.stringify(buildOpenApi());
   const requests = new Counter({
     name: 'http_requests_total',
@@ -82,7 +82,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.type('application/json').send(openapi);
   });
 
-  app.use(createTrackingRoutes({ config, nc, consumeRate }));
+  app.use(createTrackingRoutes({ config, nc, consumeRate: rateLimiter.consume }));
 
   app.use('/api/v1', async (req, res, next) => {
     try {
@@ -90,11 +90,14 @@ export function createApp(deps: GatewayDeps): express.Express {
       if (!key) return sendError(res, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer svc_…');
       res.locals['key'] = key;
       deps.recordUsage(key.keyId);
-      const rate = await consumeRate(key.keyId, key.rateLimitPerMin);
+      // The plan is checked before the rate (decisions §2), so a refused plan takes no slot of the window; its
+      // answer still shows the window, as every API response does.
+      const planAllowed = API_PLANS.has(key.plan);
+      const rate = planAllowed ? await rateLimiter.consume(key.keyId, key.rateLimitPerMin) : await rateLimiter.peek(key.keyId, key.rateLimitPerMin);
       res.setHeader('RateLimit-Limit', String(rate.limit));
       res.setHeader('RateLimit-Remaining', String(rate.remaining));
       res.setHeader('RateLimit-Reset', String(rate.resetSeconds));
-      if (!API_PLANS.has(key.plan)) return sendError(res, 'PLAN_REQUIRED', 'API access requires the Growth plan or higher');
+      if (!planAllowed) return sendError(res, 'PLAN_REQUIRED', 'API access requires the Growth plan or higher');
       if (!rate.allowed) {
         res.setHeader('Retry-After', String(rate.resetSeconds));
         return sendError(res, 'RATE_LIMITED', `Rate limit of ${rate.limit} requests per minute exceeded`);

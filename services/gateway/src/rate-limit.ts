@@ -86,12 +86,23 @@ export function createRateLimiter(sql: Sql) {
     }
   };
 
-  return function consume(keyId: string, limit: number): Promise<RateDecision> {
-    return new Promise<RateDecision>((resolve, reject) => {
-      const waiters = queued.get(keyId);
-      if (waiters) waiters.push({ limit, resolve, reject });
-      else queued.set(keyId, [{ limit, resolve, reject }]);
-      schedule();
-    });
+  return {
+    /** Takes the next slot of the key's window. */
+    consume(keyId: string, limit: number): Promise<RateDecision> {
+      return new Promise<RateDecision>((resolve, reject) => {
+        const waiters = queued.get(keyId);
+        if (waiters) waiters.push({ limit, resolve, reject });
+        else queued.set(keyId, [{ limit, resolve, reject }]);
+        schedule();
+      });
+    },
+    /** The key's window as it stands, taking nothing: for answers that come before the rate check (402). */
+    async peek(keyId: string, limit: number): Promise<RateDecision> {
+      const [row] = await sql<{ count: number; reset_ms: number }[]>`
+        select count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms
+        from api_rate_windows where key_id = ${keyId} and window_start > clock_timestamp() - interval '1 minute'`;
+      if (!row) return { allowed: true, limit, remaining: limit, resetSeconds: 60 };
+      return { allowed: row.count < limit, limit, remaining: Math.max(0, limit - row.count), resetSeconds: Math.max(1, Math.ceil(row.reset_ms / 1000)) };
+    },
   };
 }
