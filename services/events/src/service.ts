@@ -8,6 +8,7 @@ import { createCouponOperation } from './operations/create-coupon.ts';
 import { deleteCouponOperation } from './operations/delete-coupon.ts';
 import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
+import { startVisitPurge } from './tracking/purge-visits.ts';
 import { serveTracking } from './tracking/serve.ts';
 
 /** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
@@ -24,6 +25,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     operations: [recordEventOperation(), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
+      startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),
     ],
     log,
   });

@@ -41,3 +41,15 @@ export async function findVisit(sql: Queryable, merchantId: string, id: string, 
     where v.merchant_id = ${merchantId} and v.id = ${id}`;
   return row;
 }
+
+/**
+ * Deletes up to `batch` visits of any merchant made more than `days` ago (the retention purge: maintenance across
+ * tenants, like the dispatcher's). Several replicas may run it at once: a row another one deleted is skipped.
+ */
+export async function deleteVisitsOlderThan(sql: Queryable, days: number, batch: number): Promise<number> {
+  const rows = await sql`
+    delete from visits where id in (
+      select id from visits where created_at < now() - make_interval(days => ${days}) order by created_at limit ${batch})
+    returning id`;
+  return rows.length;
+}
