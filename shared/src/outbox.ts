@@ -28,7 +28,9 @@ export async function enqueueEvent<D extends Record<string, unknown>, T extends 
 
 /**
  * Records several events in the caller's transaction with one statement, in the order given (the relay publishes
- * by seq), and without NOTIFY: the caller calls `outboxCommitted` once its transaction has committed.
+ * by seq), and without NOTIFY: the caller calls `outboxCommitted` once its transaction has committed. The statement
+ * is queued on the connection before this returns, so a COMMIT sent right after the call follows it in the same
+ * round trip.
  *
  * Why no NOTIFY in the transaction: Postgres serialises the commits of all transactions that notified (a global
  * lock held from before the commit record until after its WAL flush), so on the hot paths every commit waited for
@@ -40,13 +42,14 @@ export async function enqueueEvents(
 ): Promise<DomainEvent<Record<string, unknown>, OutboxEventType>[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newId('msg'));
+  // Queued on the connection now (not when awaited), so that a COMMIT the caller sends right after follows it.
   const rows = await tx<{ id: string; created_at: Date }[]>`
     insert into outbox (id, merchant_id, type, data)
     select e.id, e.merchant_id, e.type, e.data::jsonb
     from unnest(${ids}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.type)}::text[],
                 ${events.map((e) => JSON.stringify(e.data))}::text[]) with ordinality as e(id, merchant_id, type, data, n)
     order by e.n
-    returning id, created_at`;
+    returning id, created_at`.execute();
   const createdAt = new Map(rows.map((r) => [r.id, r.created_at.toISOString()]));
   return events.map((e, i) => ({ id: ids[i]!, type: e.type, created_at: createdAt.get(ids[i]!)!, merchant_id: e.merchantId, data: e.data }));
 }

@@ -85,11 +85,11 @@ export async function processConversions(
   ctx: { now: Clock; publicBaseUrl: string },
 ): Promise<ProcessOutcome[]> {
   const outbox: Outbox = [];
-  const outcomes = await sql.begin(async (tx): Promise<ProcessOutcome[]> => {
+  const outcomes = await inTransaction(sql, async (tx, begun): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> => {
     outbox.length = 0;
     const at = ctx.now();
     const merchantIds = [...new Set(envelopes.map((e) => e.merchant_id))];
-    const settingsText = await lockKeysAndReadSettings(tx, envelopes.flatMap(lockKeysOf), merchantIds);
+    const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, envelopes.flatMap(lockKeysOf), merchantIds)]);
     const settingsOf = (envelope: ConversionEnvelope) => {
       const text = settingsText.get(envelope.merchant_id);
       return text === undefined ? undefined : settingsFromText(envelope.merchant_id, text);
@@ -115,11 +115,43 @@ export async function processConversions(
       const settings = settingsOf(envelope);
       results[index] = settings ? await processOne(tx, envelope, settings, at, ctx.publicBaseUrl, outbox) : { kind: 'unknown_merchant' };
     }
-    await enqueueEvents(tx, outbox);
-    return results;
+    return { result: results, last: enqueueEvents(tx, outbox) };
   });
   if (outbox.length > 0) outboxCommitted(sql);
   return outcomes;
+}
+
+/**
+ * A transaction on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
+ * first statement and for the last statement before COMMIT: here BEGIN is sent with the first statement (`work`
+ * gets it as `begun`, to await with that statement) and COMMIT with the last one (`work` answers it as `last`,
+ * already queued). Each round trip is a socket write and a wake-up of the backend on each side, which on a busy
+ * machine cost more than the statements. Rolled back when anything fails.
+ */
+async function inTransaction<T>(
+  sql: Sql,
+  work: (tx: Queryable, begun: Promise<unknown>) => Promise<{ result: T; last: Promise<unknown> }>,
+): Promise<T> {
+  const reserved = await sql.reserve();
+  const tx = reserved as unknown as Queryable;
+  let open = false;
+  try {
+    const begun = reserved`begin`.execute();
+    open = true;
+    const { result, last } = await work(tx, begun);
+    const committed = reserved`commit`.execute();
+    open = false;
+    // A failed last statement turns the COMMIT into a rollback; its error is the one thrown, once both answered.
+    const [lastSettled, commitSettled] = await Promise.allSettled([last, committed]);
+    if (lastSettled.status === 'rejected') throw lastSettled.reason;
+    if (commitSettled.status === 'rejected') throw commitSettled.reason;
+    return result;
+  } catch (err) {
+    if (open) await reserved`rollback`.catch(() => {});
+    throw err;
+  } finally {
+    reserved.release();
+  }
 }
 
 /** What an attributed conversion that was claimed now will write, decided from its context. */
