@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import {
@@ -14,7 +15,7 @@ import {
   type Measured,
   type PartResult,
 } from './context.ts';
-import { openLoop, type Target } from './load.ts';
+import { closedLoop, openLoop, type Target } from './load.ts';
 
 /** Traffic before the measured runs, after which the tables are analyzed (see below). */
 const PRIMING_EVENTS = 1000;
@@ -54,6 +55,12 @@ const VISIT_USES = 3;
 /** During the open loop at BENCH_EVENT_RATE, every n-th event is followed to its commission. */
 const FOLLOW_EVERY = 10;
 const POLL_MS = 10;
+/**
+ * Postgres CPU of the bench database's backends only (a part of postgres*, which counts every postgres process on
+ * the machine, other users of the server included): what the gateway, events and commissions services' statements
+ * cost, comparable between runs on a shared machine.
+ */
+const BENCH_DB_COLUMN = 'postgres, bench db';
 /** An event whose commission is not readable after this long counts as missing. */
 const COMMISSION_GIVE_UP_MS = 60_000;
 
@@ -114,6 +121,13 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
 
   const processes = [ctx.gateway, events, commissions, ctx.bare];
   const m = measurer(ctx, processes);
+  // m.timed with the bench database's backends measured over the same run.
+  const timedWithBackends = async (run: () => Promise<Measured['figures']>): Promise<Measured> => {
+    const backendsBefore = await benchDatabaseBackends(ctx.sql);
+    const measured = await m.timed(run);
+    measured.cpu[BENCH_DB_COLUMN] = backendsUsed(backendsBefore, await benchDatabaseBackends(ctx.sql));
+    return measured;
+  };
   const idle = idleMemory([events, commissions]);
   const memory = sampleMemory([events, commissions]);
   const counts = eventCounter(ctx.sql, ctx.merchantId);
@@ -122,7 +136,14 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   const bare = await m.closed('bare express POST /api/v1/events', targets.bare);
   const before = await counts();
   const loopStart = performance.now();
-  const closed = await m.closed('gateway POST /api/v1/events', targets.events);
+  const closedName = 'gateway POST /api/v1/events';
+  if (settings.warmup > 0) {
+    log(`${closedName}: warm-up ${settings.warmup} s`);
+    await closedLoop(targets.events, { connections: settings.connections, duration: settings.warmup });
+  }
+  log(`${closedName}: ${settings.duration} s, ${settings.connections} connections`);
+  const closed = await timedWithBackends(() => closedLoop(targets.events, { connections: settings.connections, duration: settings.duration }));
+  log(`${closedName}: ${closed.figures.rps.toFixed(0)} req/s, p50 ${closed.figures.p50} ms, p99 ${closed.figures.p99} ms`);
   const atEnd = await counts();
   const backlog = atEnd.recorded - atEnd.processed;
   log(`commissions: ${backlog} events not yet processed when the closed loop ended; waiting`);
@@ -132,7 +153,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // ---- open loop at BENCH_EVENT_RATE, every 10th event followed to its commission ------------------------------
   const followLoad = commissionFollower(ctx.databaseUrl, ctx.merchantId);
   log(`gateway POST /api/v1/events at ${s.rate} events/s, open loop: ${settings.duration} s (every ${FOLLOW_EVERY}th event followed to its commission)`);
-  const atRate = await m.timed(() =>
+  const atRate = await timedWithBackends(() =>
     openLoop(targets.events, {
       connections: settings.connections,
       duration: settings.duration,
@@ -149,7 +170,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // ---- the sample at a steady rate, each event followed -------------------------------------------------------
   const followSample = commissionFollower(ctx.databaseUrl, ctx.merchantId);
   log(`event → commission: ${s.sample} events at ${s.sampleRate} events/s, open loop`);
-  const sampleRun = await m.timed(() =>
+  const sampleRun = await timedWithBackends(() =>
     openLoop(targets.events, {
       connections: settings.connections,
       duration: s.sample / s.sampleRate,
@@ -180,6 +201,12 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
     ['l', 'r', 'r', 'r', 'r', 'r'],
   );
   const columns = ['gateway', 'events', 'commissions', 'bare-express', 'load generator', 'postgres*', 'nats-server*'];
+  const backendRows = loadRows.filter((r) => r.cpu[BENCH_DB_COLUMN] != null);
+  const backendTable = table(
+    ['Postgres CPU µs per event, backends of the bench database only', 'µs'],
+    backendRows.map((r) => [r.scenario, ((r.cpu[BENCH_DB_COLUMN]! / Math.max(1, r.figures.requests)) * 1e6).toFixed(0)]),
+    ['l', 'r'],
+  );
   const allAnswered = (x: Measured, expected: number) => x.figures.requests === expected && x.figures.non2xx === 0 && x.figures.errors === 0;
   const rateAnswered = allAnswered(atRate, Math.round(s.rate * settings.duration));
   const verdicts: Verdict[] = [
@@ -214,6 +241,8 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
       `${processedRate.toFixed(0)}/s${drained.complete ? '' : ' (gave up waiting: not every event was processed)'}.`,
     '',
     cpuTable(loadRows, columns, 'event'),
+    '',
+    backendTable,
   ].join('\n');
 
   return {
@@ -380,4 +409,30 @@ function commissionFollower(databaseUrl: string, merchantId: string) {
       };
     },
   };
+}
+
+/**
+ * CPU seconds used so far by each Postgres backend connected to the bench database. A backend that ends during a
+ * run loses its share; the services' pools keep theirs open.
+ */
+async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const ticks = 100; // USER_HZ on Linux
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticks);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function backendsUsed(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0); // a backend started meanwhile counts from 0
+  return total;
 }

@@ -1,5 +1,5 @@
-import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers } from '@nats-io/nats-core';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
@@ -28,7 +28,9 @@ export async function enqueueEvent<D extends Record<string, unknown>, T extends 
 
 /**
  * Records several events in the caller's transaction with one statement, in the order given (the relay publishes
- * by seq), and without NOTIFY: the caller calls `outboxCommitted` once its transaction has committed.
+ * by seq), and without NOTIFY: the caller calls `outboxCommitted` once its transaction has committed. The statement
+ * is queued on the connection before this returns, so a COMMIT sent right after the call follows it in the same
+ * round trip.
  *
  * Why no NOTIFY in the transaction: Postgres serialises the commits of all transactions that notified (a global
  * lock held from before the commit record until after its WAL flush), so on the hot paths every commit waited for
@@ -40,13 +42,14 @@ export async function enqueueEvents(
 ): Promise<DomainEvent<Record<string, unknown>, OutboxEventType>[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newId('msg'));
+  // Queued on the connection now (not when awaited), so that a COMMIT the caller sends right after follows it.
   const rows = await tx<{ id: string; created_at: Date }[]>`
     insert into outbox (id, merchant_id, type, data)
     select e.id, e.merchant_id, e.type, e.data::jsonb
     from unnest(${ids}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.type)}::text[],
                 ${events.map((e) => JSON.stringify(e.data))}::text[]) with ordinality as e(id, merchant_id, type, data, n)
     order by e.n
-    returning id, created_at`;
+    returning id, created_at`.execute();
   const createdAt = new Map(rows.map((r) => [r.id, r.created_at.toISOString()]));
   return events.map((e, i) => ({ id: ids[i]!, type: e.type, created_at: createdAt.get(ids[i]!)!, merchant_id: e.merchantId, data: e.data }));
 }
@@ -88,12 +91,107 @@ interface OutboxRow {
   envelope: string;
 }
 
+/** How long the relay waits for JetStream to acknowledge a batch before it gives up and retries the batch. */
+const ACK_TIMEOUT_MS = 5000;
+
+/**
+ * Publishes to JetStream and waits for its acknowledgements, many messages at a time: one subscription to a
+ * wildcard inbox for every acknowledgement, and one timer per batch. The client's `js.publish` makes a request per
+ * message, with a timer and an Error carrying a captured stack for each, even for one that succeeds: that was a
+ * tenth of the events service's CPU. Messages published together leave in one socket write.
+ */
+function createJetStreamPublisher(nc: NatsConnection) {
+  const inbox = createInbox();
+  const waiting = new Map<string, (refusal: Error | null) => void>();
+  let next = 0;
+  const subscription = nc.subscribe(`${inbox}.*`, {
+    callback: (err, msg) => {
+      if (err) {
+        for (const settle of waiting.values()) settle(err);
+        waiting.clear();
+        return;
+      }
+      const token = msg.subject.slice(inbox.length + 1);
+      const settle = waiting.get(token);
+      if (!settle) return; // after its batch timed out
+      waiting.delete(token);
+      settle(pubAckRefusal(msg.data, msg.headers?.code));
+    },
+  });
+  return {
+    /**
+     * Publishes every message with its Nats-Msg-Id; resolves once JetStream has acknowledged each one (stored, or a
+     * duplicate it had stored before), rejects at the first refusal or after ACK_TIMEOUT_MS.
+     */
+    publishAll(messages: { subject: string; data: Uint8Array; msgId: string }[]): Promise<void> {
+      if (messages.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const tokens: string[] = [];
+        let remaining = messages.length;
+        const timer = setTimeout(() => finish(new Error(`JetStream did not acknowledge ${remaining} messages within ${ACK_TIMEOUT_MS} ms`)), ACK_TIMEOUT_MS);
+        const finish = (refusal: Error | null) => {
+          clearTimeout(timer);
+          for (const t of tokens) waiting.delete(t);
+          if (refusal) reject(refusal);
+          else resolve();
+        };
+        const acknowledged = (refusal: Error | null) => {
+          if (refusal) finish(refusal);
+          else if (--remaining === 0) finish(null);
+        };
+        try {
+          for (const m of messages) {
+            const token = (next++).toString(36);
+            tokens.push(token);
+            waiting.set(token, acknowledged);
+            const h = headers();
+            h.set('Nats-Msg-Id', m.msgId);
+            nc.publish(m.subject, m.data, { reply: `${inbox}.${token}`, headers: h });
+          }
+        } catch (err) {
+          finish(err as Error);
+        }
+      });
+    },
+    close() {
+      subscription.unsubscribe();
+    },
+  };
+}
+
+/**
+ * Waits for two statements sent together on one connection (Postgres answers them in order) and answers the second's
+ * result; throws the first failure only once both have answered, so that the connection is idle when released.
+ */
+async function settledInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<B> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return b.value;
+}
+
+/** Null for a JetStream publish acknowledgement; the reason for anything else. */
+function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error | null {
+  // No stream listens on the subject: the server answers with an empty 503 status message.
+  if (data.length === 0) return new Error(`JetStream did not take the message (status ${statusCode ?? 'none'})`);
+  let ack: { stream?: string; error?: { description?: string } };
+  try {
+    ack = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  } catch {
+    return new Error('JetStream answered with something that is not an acknowledgement');
+  }
+  if (ack.error) return new Error(`JetStream refused the message: ${ack.error.description ?? 'no reason given'}`);
+  if (!ack.stream) return new Error('JetStream answered with an acknowledgement naming no stream');
+  return null;
+}
+
 /**
  * Publishes committed outbox rows to their streams (catalogue.outboxSubject), oldest first, and marks them published.
- * Rows are claimed with FOR UPDATE SKIP LOCKED, so relays in several replicas share the work. A crash after
- * publishing but before marking re-publishes the row later; Nats-Msg-Id (the envelope id) makes JetStream store
- * it once. Woken by `outboxCommitted` in its own process, by NOTIFY (enqueueEvent, or a process without a relay),
- * and by a timer in case a wake-up was missed.
+ * Rows are claimed with FOR UPDATE SKIP LOCKED, so relays in several replicas share the work. A row is marked
+ * published only in the transaction that claimed it and only after JetStream acknowledged every row of the batch;
+ * a crash or a refusal before the mark re-publishes the rows later, and Nats-Msg-Id (the envelope id) makes
+ * JetStream store each once. Woken by `outboxCommitted` in its own process, by NOTIFY (enqueueEvent, or a process
+ * without a relay), and by a timer in case a wake-up was missed.
  */
 export function startOutboxRelay(opts: {
   sql: Sql;
@@ -104,16 +202,24 @@ export function startOutboxRelay(opts: {
   pollMs?: number;
 }): OutboxRelay {
   const { sql, nc, prefix, log } = opts;
-  const js = jetstream(nc);
+  const publisher = createJetStreamPublisher(nc);
   const batchSize = opts.batchSize ?? 200;
   let stopped = false;
   let running: Promise<number> | null = null;
   let again = false;
 
-  const publishBatch = async (): Promise<number> =>
-    sql.begin(async (tx) => {
+  /**
+   * One batch in two round trips to Postgres rather than four: BEGIN goes with the claiming SELECT, and the UPDATE
+   * with COMMIT, on a reserved connection without waiting for one another's answers (Postgres runs them in order).
+   */
+  const publishBatch = async (): Promise<number> => {
+    const tx = await sql.reserve();
+    let open = false;
+    try {
+      const begun = tx`begin`.execute();
+      open = true;
       // The envelope's fields are those of DomainEvent; created_at as toISOString prints it (stored to the ms).
-      const rows = await tx<OutboxRow[]>`
+      const claimed = tx<OutboxRow[]>`
         select seq, id, type,
           json_build_object('id', id, 'type', type,
             'created_at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -122,14 +228,27 @@ export function startOutboxRelay(opts: {
         where published_at is null
         order by seq
         limit ${batchSize}
-        for update skip locked`;
-      if (rows.length === 0) return 0;
-      await Promise.all(
-        rows.map((row) => js.publish(outboxSubject(prefix, row.type), Buffer.from(row.envelope), { msgID: row.id })),
-      );
-      await tx`update outbox set published_at = now() where seq in ${tx(rows.map((r) => r.seq))}`;
+        for update skip locked`.execute();
+      const rows = await settledInOrder(begun, claimed);
+      if (rows.length === 0) {
+        open = false;
+        await tx`commit`;
+        return 0;
+      }
+      await publisher.publishAll(rows.map((row) => ({ subject: outboxSubject(prefix, row.type), data: Buffer.from(row.envelope), msgId: row.id })));
+      const marked = tx`update outbox set published_at = now() where seq in ${tx(rows.map((r) => r.seq))}`.execute();
+      const committed = tx`commit`.execute();
+      open = false;
+      // A failed UPDATE makes the COMMIT a rollback; its error is the one thrown.
+      await settledInOrder(marked, committed);
       return rows.length;
-    });
+    } catch (err) {
+      if (open) await tx`rollback`.catch(() => {});
+      throw err;
+    } finally {
+      tx.release();
+    }
+  };
 
   const flush = async (): Promise<number> => {
     if (running) {
@@ -179,6 +298,7 @@ export function startOutboxRelay(opts: {
       const l = await listening;
       await l?.unlisten().catch(() => {});
       if (running) await running;
+      publisher.close();
     },
   };
 }

@@ -152,6 +152,35 @@ t.test('POST /events: the event and its outbox row are one transaction (a failin
   t.equal(retried.status, 201, 'the same request succeeds once the outbox accepts it');
 });
 
+t.test('POST /events: a request Postgres refuses fails alone, not the concurrent requests recorded with it', async (t) => {
+  // Concurrent requests are recorded together (services/events/src/recording.ts): one whose outbox row a trigger
+  // refuses must not fail the others of its batch, of its merchant or another.
+  await sql.unsafe(`
+    create function refuse_one() returns trigger language plpgsql as $$
+    begin
+      if new.data ->> 'external_id' = 'order_batch_refused' then raise exception 'refused for the test'; end if;
+      return new;
+    end $$;
+    create trigger refuse_one before insert on outbox for each row execute function refuse_one();`);
+  t.teardown(() => sql.unsafe('drop trigger if exists refuse_one on outbox; drop function if exists refuse_one();'));
+  const good = Array.from({ length: 8 }, (_, i) => ({ ...valid, external_id: `order_batch_${i}` }));
+  const responses = await Promise.all([
+    ...good.map((body) => client.post('/api/v1/events', body)),
+    client.post('/api/v1/events', { ...valid, external_id: 'order_batch_refused' }),
+    other.client.post('/api/v1/events', { ...valid, external_id: 'order_batch_other_merchant' }),
+  ]);
+  t.same(
+    responses.slice(0, good.length).map((r) => r.status),
+    good.map(() => 201),
+    'every valid request is recorded',
+  );
+  expectError(t, responses[good.length]!, 500, 'INTERNAL', 'Something went wrong on our side');
+  t.equal(responses[good.length + 1]!.status, 201, "another merchant's concurrent event is recorded");
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from conversion_events where merchant_id = ${merchant.id} and external_id like 'order_batch_%'`;
+  t.equal(row!.n, good.length, 'only the valid events are stored');
+});
+
 t.test('POST /coupons: refused input', async (t) => {
   const before = await sql<{ n: number }[]>`select count(*)::int as n from coupons where merchant_id = ${merchant.id}`;
   invalid(t, await client.post('/api/v1/coupons', {}), [

@@ -1,8 +1,7 @@
-import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import type { AttributionMethod } from '@platform/shared/schemas/events-api';
 import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
-import { findAttributionContext, type VisitSeen } from './queries/attribution-context.ts';
+import type { AttributionContext, VisitSeen } from './queries/attribution-context.ts';
 import type { VisitRow } from './queries/visits.ts';
 
 export interface Attribution {
@@ -12,21 +11,21 @@ export interface Attribution {
   visit: VisitRow | undefined;
 }
 
+/** The visit id to look up for a cookie_id: null when it cannot be a visit id (it then names no visit). */
+export function visitIdOf(cookieId: string | undefined): string | null {
+  return cookieId !== undefined && isId('vis', cookieId) ? cookieId : null;
+}
+
 /**
- * The merchant's settings and the event's attribution, read in one statement (settings, the cookie's visit and the
- * coupon's owner). Credits the cookie first (a visit of this merchant made within the attribution window), then the
- * coupon. Only an affiliate that is approved now is credited; anything else falls through to the next method, and
- * when nothing matches the event is stored without an affiliate. Undefined when the merchant has no row.
+ * The merchant's settings and the event's attribution, from what findAttributionContexts read (settings, the
+ * cookie's visit and the coupon's owner). Credits the cookie first (a visit of this merchant made within the
+ * attribution window), then the coupon. Only an affiliate that is approved now is credited; anything else falls
+ * through to the next method, and when nothing matches the event is stored without an affiliate.
  */
-export async function settingsAndAttribution(
-  sql: Queryable,
+export function settingsAndAttribution(
   merchantId: string,
-  cookieId: string | undefined,
-  coupon: string | undefined,
-): Promise<{ settings: MerchantSettings; attribution: Attribution } | undefined> {
-  const visitId = cookieId !== undefined && isId('vis', cookieId) ? cookieId : null;
-  const found = await findAttributionContext(sql, merchantId, visitId, coupon ?? null);
-  if (!found) return undefined;
+  found: AttributionContext,
+): { settings: MerchantSettings; attribution: Attribution } {
   const settings = settingsFromText(merchantId, found.settings);
   const visit = found.visit && withinWindow(found.visit, settings.attribution_window_days);
   return { settings, attribution: credit(visit, found.couponOwner) };

@@ -7,16 +7,18 @@ import { settingsFromText, type MerchantSettings } from '@platform/shared/schema
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
-import { insertEventCommissions, voidCommissions, voidOrderCommissions } from '../queries/commissions.ts';
+import { insertCommissionsOfEvents, insertEventCommissions, voidCommissions, voidOrderCommissions, type CommissionRow } from '../queries/commissions.ts';
 import {
   claimAndReadContext,
+  claimAndReadContexts,
   claimConversion,
   lockKeysAndReadSettings,
   reverseOrderRevenue,
+  type ContextLookup,
   type ConversionContext,
 } from '../queries/conversions.ts';
 import { insertFraudFlag, type FraudRule } from '../queries/fraud-flags.ts';
-import { addAttributedRevenue, countConversionRevenue } from '../queries/stats.ts';
+import { addAttributedRevenue, countConversionRevenue, countConversionsRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
 import { formatAmount, toDecimal } from './money.ts';
 import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
@@ -70,6 +72,12 @@ export async function processConversion(
  * the event in processed_conversions, so a redelivered or duplicated message (even one in the same batch) finds it
  * claimed and changes nothing: whatever JetStream redelivers, an event counts once. A failure rolls back the
  * whole batch (the caller retries its messages one by one).
+ *
+ * Attributed conversions that share no lock key (order, visit, IP hash, affiliate) with a conversion before them in
+ * the batch cannot see each other's writes, so they are processed together, with one statement for all their
+ * claims and contexts and one each for all their commissions and all their revenue, instead of three statements
+ * per conversion; processing them first is one of the orders they could have been processed in alone. The others
+ * (refunds, unattributed events, a second conversion of a visit or an affiliate) follow one by one, in order.
  */
 export async function processConversions(
   sql: Sql,
@@ -77,20 +85,213 @@ export async function processConversions(
   ctx: { now: Clock; publicBaseUrl: string },
 ): Promise<ProcessOutcome[]> {
   const outbox: Outbox = [];
-  const outcomes = await sql.begin(async (tx): Promise<ProcessOutcome[]> => {
+  const outcomes = await inTransaction(sql, async (tx, begun): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> => {
     outbox.length = 0;
     const at = ctx.now();
     const merchantIds = [...new Set(envelopes.map((e) => e.merchant_id))];
-    const settingsText = await lockKeysAndReadSettings(tx, envelopes.flatMap(lockKeysOf), merchantIds);
-    const results: ProcessOutcome[] = [];
-    for (const envelope of envelopes) {
+    const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, envelopes.flatMap(lockKeysOf), merchantIds)]);
+    const settingsOf = (envelope: ConversionEnvelope) => {
       const text = settingsText.get(envelope.merchant_id);
-      results.push(text === undefined ? { kind: 'unknown_merchant' } : await processOne(tx, envelope, settingsFromText(envelope.merchant_id, text), at, ctx.publicBaseUrl, outbox));
+      return text === undefined ? undefined : settingsFromText(envelope.merchant_id, text);
+    };
+
+    const results: ProcessOutcome[] = new Array(envelopes.length);
+    const together: { index: number; envelope: ConversionEnvelope; settings: MerchantSettings }[] = [];
+    const seen = new Set<string>();
+    for (const [index, envelope] of envelopes.entries()) {
+      const keys = lockKeysOf(envelope);
+      const settings = settingsOf(envelope);
+      if (settings && envelope.data.event_type !== 'refund' && envelope.data.affiliate_id && keys.every((k) => !seen.has(k))) {
+        together.push({ index, envelope, settings });
+      }
+      for (const k of keys) seen.add(k);
     }
-    await enqueueEvents(tx, outbox);
-    return results;
+    if (together.length >= 2) {
+      const processed = await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
+      together.forEach((item, k) => (results[item.index] = processed[k]!));
+    }
+    for (const [index, envelope] of envelopes.entries()) {
+      if (results[index]) continue;
+      const settings = settingsOf(envelope);
+      results[index] = settings ? await processOne(tx, envelope, settings, at, ctx.publicBaseUrl, outbox) : { kind: 'unknown_merchant' };
+    }
+    return { result: results, last: enqueueEvents(tx, outbox) };
   });
   if (outbox.length > 0) outboxCommitted(sql);
+  return outcomes;
+}
+
+/**
+ * A transaction on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
+ * first statement and for the last statement before COMMIT: here BEGIN is sent with the first statement (`work`
+ * gets it as `begun`, to await with that statement) and COMMIT with the last one (`work` answers it as `last`,
+ * already queued). Each round trip is a socket write and a wake-up of the backend on each side, which on a busy
+ * machine cost more than the statements. Rolled back when anything fails.
+ */
+async function inTransaction<T>(
+  sql: Sql,
+  work: (tx: Queryable, begun: Promise<unknown>) => Promise<{ result: T; last: Promise<unknown> }>,
+): Promise<T> {
+  const reserved = await sql.reserve();
+  const tx = reserved as unknown as Queryable;
+  let open = false;
+  try {
+    const begun = reserved`begin`.execute();
+    open = true;
+    const { result, last } = await work(tx, begun);
+    const committed = reserved`commit`.execute();
+    open = false;
+    // A failed last statement turns the COMMIT into a rollback; its error is the one thrown, once both answered.
+    const [lastSettled, commitSettled] = await Promise.allSettled([last, committed]);
+    if (lastSettled.status === 'rejected') throw lastSettled.reason;
+    if (commitSettled.status === 'rejected') throw commitSettled.reason;
+    return result;
+  } catch (err) {
+    if (open) await reserved`rollback`.catch(() => {});
+    throw err;
+  } finally {
+    reserved.release();
+  }
+}
+
+/** What an attributed conversion that was claimed now will write, decided from its context. */
+interface Plan {
+  envelope: ConversionEnvelope;
+  settings: MerchantSettings;
+  affiliate: NonNullable<ConversionContext['affiliate']>;
+  hits: FraudHit[];
+  flagged: boolean;
+  refunded: boolean;
+  /** The commissions to insert (one per level that has an earner), held when a fraud rule fired and says hold. */
+  lines: { id: string; affiliateId: string; level: number; rate: string | null; amount: string }[];
+  held: boolean;
+  /** Only clean, unrefunded conversions count toward tiers: a flagged one must not promote its affiliate. */
+  countsRevenue: boolean;
+  /** The tier lookup is made in the merchant's currency only, and for a positive amount. */
+  tierLookup: boolean;
+}
+
+function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings, at: Date): ContextLookup {
+  const d = envelope.data;
+  return {
+    merchantId: envelope.merchant_id,
+    eventId: d.event_id,
+    eventType: d.event_type,
+    externalId: d.external_id,
+    affiliateId: d.affiliate_id!,
+    amount: d.amount,
+    currency: d.currency,
+    visitId: d.visit?.id ?? null,
+    ipHash: d.visit?.ip_hash ?? null,
+    occurredAt: new Date(d.created_at),
+    processedAt: at,
+    customerEmail: d.customer_email,
+    fingerprint: d.visit?.fingerprint ?? null,
+    maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
+  };
+}
+
+/** The plan of a claimed, attributed conversion; the outcome itself when it was claimed before or earns nothing. */
+function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings, context: ConversionContext, at: Date): Plan | ProcessOutcome {
+  if (!context.claimed) return { kind: 'duplicate' };
+  const affiliate = context.affiliate;
+  // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
+  if (!affiliate || affiliate.status === 'suspended') return nothing;
+  const d = envelope.data;
+  const hits = fraudHits(affiliate, context, d.visit?.id ?? null, settings);
+  const flagged = hits.length > 0;
+  const refunded = context.refunded;
+  const commissionLines = computeCommissionLines({
+    eventType: d.event_type,
+    amount: d.amount,
+    currency: d.currency,
+    settings,
+    rates: { customRate: affiliate.custom_commission_rate, tierRate: affiliate.tier_rate },
+  });
+  // A suspended ancestor earns nothing, but the levels above it still count from the event's affiliate.
+  const earners = new Map<number, string>([[0, affiliate.id]]);
+  for (const a of context.ancestors) {
+    if (a.status !== 'suspended') earners.set(a.level, a.id);
+  }
+  return {
+    envelope,
+    settings,
+    affiliate,
+    hits,
+    flagged,
+    refunded,
+    lines: commissionLines.flatMap((line) => {
+      const earner = earners.get(line.level);
+      return earner
+        ? [{ id: newId('com', at.getTime()), affiliateId: earner, level: line.level, rate: line.rate, amount: formatAmount(line.amount, d.currency) }]
+        : [];
+    }),
+    held: flagged && settings.fraud_action === 'hold',
+    countsRevenue: !flagged && !refunded,
+    tierLookup: d.currency === settings.currency && toDecimal(d.amount).gt(0),
+  };
+}
+
+const isPlan = (p: Plan | ProcessOutcome): p is Plan => !('kind' in p);
+
+/** Independent attributed conversions (see processConversions), with one statement for each step for all of them. */
+async function processTogether(
+  tx: Queryable,
+  items: { envelope: ConversionEnvelope; settings: MerchantSettings }[],
+  at: Date,
+  publicBaseUrl: string,
+  outbox: Outbox,
+): Promise<ProcessOutcome[]> {
+  const contexts = await claimAndReadContexts(tx, items.map((i) => contextLookupOf(i.envelope, i.settings, at)));
+  const plans = items.map((item, k) => planConversion(item.envelope, item.settings, contexts[k]!, at));
+  const planned = plans.filter(isPlan);
+  const counting = planned.filter((p) => p.countsRevenue);
+  // Sent together: neither depends on the other, and the connection runs them in order.
+  const [createdRows, counted] = await Promise.all([
+    insertCommissionsOfEvents(
+      tx,
+      at,
+      planned.flatMap((p) =>
+        p.lines.map((line) => ({
+          ...line,
+          merchantId: p.envelope.merchant_id,
+          eventId: p.envelope.data.event_id,
+          orderId: p.envelope.data.external_id,
+          currency: p.envelope.data.currency,
+          held: p.held,
+        })),
+      ),
+    ),
+    countConversionsRevenue(
+      tx,
+      at,
+      counting.map((p) => ({
+        merchantId: p.envelope.merchant_id,
+        affiliateId: p.affiliate.id,
+        eventId: p.envelope.data.event_id,
+        currency: p.envelope.data.currency,
+        amount: p.envelope.data.amount,
+        tierLookup: p.tierLookup,
+      })),
+    ),
+  ]);
+  const createdByEvent = new Map<string, CommissionRow[]>();
+  for (const row of createdRows) {
+    const rows = createdByEvent.get(row.event_id);
+    if (rows) rows.push(row);
+    else createdByEvent.set(row.event_id, [row]);
+  }
+  const countedByEvent = new Map(counting.map((p, k) => [p.envelope.data.event_id, counted[k]!]));
+  const outcomes: ProcessOutcome[] = [];
+  for (const plan of plans) {
+    if (!isPlan(plan)) {
+      outcomes.push(plan);
+      continue;
+    }
+    const eventId = plan.envelope.data.event_id;
+    const created = (createdByEvent.get(eventId) ?? []).sort((x, y) => x.level - y.level);
+    outcomes.push(await completeConversion(tx, plan, created, countedByEvent.get(eventId), at, publicBaseUrl, outbox));
+  }
   return outcomes;
 }
 
@@ -104,95 +305,80 @@ async function processOne(
 ): Promise<ProcessOutcome> {
   const merchantId = envelope.merchant_id;
   const d = envelope.data;
-  const visitId = d.visit?.id ?? null;
-  const ipHash = d.visit?.ip_hash ?? null;
-  const occurredAt = new Date(d.created_at);
-  const claim = {
-    merchantId,
-    eventId: d.event_id,
-    eventType: d.event_type,
-    externalId: d.external_id,
-    affiliateId: d.affiliate_id,
-    amount: d.amount,
-    currency: d.currency,
-    visitId,
-    ipHash,
-    occurredAt,
-    processedAt: at,
-  };
   if (d.event_type === 'refund' || !d.affiliate_id) {
+    const claim = {
+      merchantId,
+      eventId: d.event_id,
+      eventType: d.event_type,
+      externalId: d.external_id,
+      affiliateId: d.affiliate_id,
+      amount: d.amount,
+      currency: d.currency,
+      visitId: d.visit?.id ?? null,
+      ipHash: d.visit?.ip_hash ?? null,
+      occurredAt: new Date(d.created_at),
+      processedAt: at,
+    };
     if (!(await claimConversion(tx, claim))) return { kind: 'duplicate' };
     return d.event_type === 'refund' ? refundOrder(tx, merchantId, d.external_id, at, outbox) : nothing;
   }
 
-  const context = await claimAndReadContext(tx, {
-    ...claim,
-    affiliateId: d.affiliate_id,
-    customerEmail: d.customer_email,
-    fingerprint: d.visit?.fingerprint ?? null,
-    maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
-  });
-  if (!context.claimed) return { kind: 'duplicate' };
-  const affiliate = context.affiliate;
-  // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
-  if (!affiliate || affiliate.status === 'suspended') return nothing;
-
-  const hits = fraudHits(affiliate, context, visitId, settings);
-  const flagged = hits.length > 0;
-  const refunded = context.refunded;
-
-  const lines = computeCommissionLines({
-    eventType: d.event_type,
-    amount: d.amount,
-    currency: d.currency,
-    settings,
-    rates: { customRate: affiliate.custom_commission_rate, tierRate: affiliate.tier_rate },
-  });
-  // A suspended ancestor earns nothing, but the levels above it still count from the event's affiliate.
-  const earners = new Map<number, string>([[0, affiliate.id]]);
-  for (const a of context.ancestors) {
-    if (a.status !== 'suspended') earners.set(a.level, a.id);
-  }
-
+  const plan = planConversion(envelope, settings, await claimAndReadContext(tx, contextLookupOf(envelope, settings, at)), at);
+  if (!isPlan(plan)) return plan;
   const created = await insertEventCommissions(
     tx,
-    { merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: flagged && settings.fraud_action === 'hold', createdAt: at },
-    lines.flatMap((line) => {
-      const earner = earners.get(line.level);
-      return earner
-        ? [{ id: newId('com', at.getTime()), affiliateId: earner, level: line.level, rate: line.rate, amount: formatAmount(line.amount, d.currency) }]
-        : [];
-    }),
+    { merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held, createdAt: at },
+    plan.lines,
   );
+  const counted = plan.countsRevenue
+    ? await countConversionRevenue(tx, {
+        merchantId,
+        affiliateId: plan.affiliate.id,
+        eventId: d.event_id,
+        currency: d.currency,
+        amount: d.amount,
+        at,
+        tierLookup: plan.tierLookup,
+      })
+    : undefined;
+  return completeConversion(tx, plan, created, counted, at, publicBaseUrl, outbox);
+}
+
+/**
+ * The rest of a planned conversion once its commissions are inserted (`created`, by level) and, when it counts, its
+ * revenue counted: the voids, fraud flags and tier promotion it causes, and its outbox events in the order they
+ * happened.
+ */
+async function completeConversion(
+  tx: Queryable,
+  plan: Plan,
+  created: CommissionRow[],
+  counted: { reached: TierRow | undefined } | undefined,
+  at: Date,
+  publicBaseUrl: string,
+  outbox: Outbox,
+): Promise<ProcessOutcome> {
+  const merchantId = plan.envelope.merchant_id;
+  const eventId = plan.envelope.data.event_id;
+  const { affiliate, settings } = plan;
   for (const row of created) outbox.push({ merchantId, type: 'commission.created', data: commissionEventData(row) });
 
   // A refund that overtook its order voids the order's commissions as they are created.
-  const voidReason = refunded ? 'refund' : flagged && settings.fraud_action === 'void' ? 'fraud' : null;
+  const voidReason = plan.refunded ? 'refund' : plan.flagged && settings.fraud_action === 'void' ? 'fraud' : null;
   const voided = voidReason ? await voidCommissions(tx, merchantId, created.map((c) => c.id), voidReason, at) : [];
   for (const row of voided) outbox.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
 
   let flags = 0;
-  for (const hit of hits) {
-    if (!(await insertFraudFlag(tx, { merchantId, affiliateId: affiliate.id, eventId: d.event_id, rule: hit.rule, details: hit.details, at }))) continue;
+  for (const hit of plan.hits) {
+    if (!(await insertFraudFlag(tx, { merchantId, affiliateId: affiliate.id, eventId, rule: hit.rule, details: hit.details, at }))) continue;
     flags++;
-    outbox.push({ merchantId, type: 'fraud.flagged', data: { affiliate_id: affiliate.id, event_id: d.event_id, rule: hit.rule, details: hit.details } });
+    outbox.push({ merchantId, type: 'fraud.flagged', data: { affiliate_id: affiliate.id, event_id: eventId, rule: hit.rule, details: hit.details } });
   }
 
-  // Only clean, unrefunded conversions count toward tiers: a flagged one must not promote its affiliate.
-  let promoted = false;
-  if (!flagged && !refunded) {
-    const tierLookup = d.currency === settings.currency && toDecimal(d.amount).gt(0);
-    const counted = await countConversionRevenue(tx, {
-      merchantId,
-      affiliateId: affiliate.id,
-      eventId: d.event_id,
-      currency: d.currency,
-      amount: d.amount,
-      at,
-      tierLookup,
-    });
-    if (tierLookup) promoted = await promoteIfThresholdCrossed(tx, merchantId, affiliate, counted.reached, at, publicBaseUrl, outbox);
-  }
+  const promoted =
+    counted !== undefined && plan.tierLookup
+      ? await promoteIfThresholdCrossed(tx, merchantId, affiliate, counted.reached, at, publicBaseUrl, outbox)
+      : false;
   return { kind: 'processed', created: created.length, voided: voided.length, flags, promoted };
 }
 

@@ -44,6 +44,43 @@ export async function insertEventCommissions(
   return [...rows].sort((x, y) => x.level - y.level);
 }
 
+/**
+ * insertEventCommissions for several events in one statement: each line names its event; answers the rows inserted
+ * (in no particular order: match them by event_id and level).
+ */
+export async function insertCommissionsOfEvents(
+  sql: Queryable,
+  createdAt: Date,
+  lines: {
+    id: string;
+    merchantId: string;
+    affiliateId: string;
+    eventId: string;
+    orderId: string;
+    level: number;
+    rate: string | null;
+    amount: string;
+    currency: string;
+    held: boolean;
+  }[],
+): Promise<CommissionRow[]> {
+  if (lines.length === 0) return [];
+  const column = <T>(pick: (l: (typeof lines)[number]) => T) => lines.map(pick);
+  // Booleans go as text: the driver does not send a JS array of booleans as a Postgres array.
+  return sql<CommissionRow[]>`
+    insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held, created_at)
+    select l.id, l.merchant_id, l.affiliate_id, l.event_id, l.order_id, l.level, l.rate::numeric, l.amount::numeric,
+           l.currency, 'pending', l.held::boolean, ${createdAt}
+    from unnest(${column((l) => l.id)}::text[], ${column((l) => l.merchantId)}::text[], ${column((l) => l.affiliateId)}::text[],
+                ${column((l) => l.eventId)}::text[], ${column((l) => l.orderId)}::text[], ${column((l) => l.level)}::int[],
+                ${column((l) => l.rate)}::text[], ${column((l) => l.amount)}::text[], ${column((l) => l.currency)}::text[],
+                ${column((l) => String(l.held))}::text[])
+      with ordinality as l(id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, held, n)
+    order by l.n
+    on conflict (merchant_id, event_id, level) do nothing
+    returning ${columns(sql)}`;
+}
+
 export async function findCommission(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<CommissionRow | undefined> {
   const [row] = await sql<CommissionRow[]>`
     select ${columns(sql)} from commissions

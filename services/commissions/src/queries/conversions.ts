@@ -188,3 +188,107 @@ export async function claimAndReadContext(
     ancestors: row!.ancestors,
   };
 }
+
+/** A conversion for claimAndReadContexts: the claim's columns and what the context compares with. */
+export type ContextLookup = Parameters<typeof claimAndReadContext>[1];
+
+/**
+ * claimAndReadContext for several conversions in one statement: one claim each, and each one's context read as
+ * that function reads it; answers one context per lookup, in order. The statement sees none of its own claims, so
+ * the conversions must be independent of one another: no two of them may share an order, a visit, an IP hash or an
+ * affiliate (what the advisory locks of lockKeysAndReadSettings serialise). Each row is read for its own merchant.
+ */
+export async function claimAndReadContexts(sql: Queryable, lookups: ContextLookup[]): Promise<ConversionContext[]> {
+  if (lookups.length === 0) return [];
+  const column = <T>(pick: (c: ContextLookup) => T) => lookups.map(pick);
+  // The busiest hour around the conversion, as in claimAndReadContext, for the visit or the IP hash of input row c.
+  const busiest = (column: 'visit_id' | 'ip_hash') => sql`
+    case when c.${sql(column)} is null then 0 else (
+      select coalesce(max(w.hits), 0)::int from (
+        select h.occurred_at, count(*) over (
+          order by h.occurred_at range between current row and interval '59 minutes 59.999999 seconds' following
+        ) as hits
+        from (
+          select p.occurred_at from processed_conversions p
+          where p.merchant_id = c.merchant_id and p.${sql(column)} = c.${sql(column)} and p.event_type <> 'refund'
+            and p.occurred_at > c.occurred_at - interval '1 hour' and p.occurred_at < c.occurred_at + interval '1 hour'
+          union all select c.occurred_at
+        ) h
+      ) w
+      where w.occurred_at > c.occurred_at - interval '1 hour' and w.occurred_at <= c.occurred_at
+    ) end`;
+  const rows = await sql<
+    {
+      n: number;
+      claimed: boolean;
+      affiliate: ConversionContext['affiliate'];
+      refunded: boolean;
+      by_visit: number;
+      by_ip: number;
+      ancestors: ConversionContext['ancestors'];
+    }[]
+  >`
+    with recursive input as (
+      select * from unnest(
+        ${column((c) => c.merchantId)}::text[], ${column((c) => c.eventId)}::text[], ${column((c) => c.eventType)}::text[],
+        ${column((c) => c.externalId)}::text[], ${column((c) => c.affiliateId)}::text[], ${column((c) => c.amount)}::text[],
+        ${column((c) => c.currency)}::text[], ${column((c) => c.visitId)}::text[], ${column((c) => c.ipHash)}::text[],
+        ${column((c) => c.occurredAt.toISOString())}::timestamptz[], ${column((c) => c.processedAt.toISOString())}::timestamptz[],
+        ${column((c) => c.customerEmail)}::text[], ${column((c) => c.fingerprint)}::text[], ${column((c) => c.maxLevels)}::int[]
+      ) with ordinality as c(merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash,
+                             occurred_at, processed_at, customer_email, fingerprint, max_levels, n)
+    ), claim as (
+      insert into processed_conversions
+        (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
+      select merchant_id, event_id, event_type, external_id, affiliate_id, amount::numeric, currency, visit_id, ip_hash,
+             occurred_at, processed_at
+      from input order by n
+      on conflict (merchant_id, event_id) do nothing
+      returning merchant_id, event_id
+    ), affiliate as (
+      select c.n, a.id, a.status, a.tier_id, t.rate::text as tier_rate, t.threshold::text as tier_threshold,
+             a.custom_commission_rate::text as custom_commission_rate,
+             coalesce(lower(a.email) = lower(c.customer_email), false) as email_matches,
+             coalesce(c.fingerprint = any(a.fingerprint_visitor_ids), false) as fingerprint_matches
+      from input c
+      join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
+      left join tiers t on t.merchant_id = a.merchant_id and t.id = a.tier_id
+      for no key update of a
+    ), lineage (n, id, parent_id, status, level) as (
+      select c.n, a.id, a.parent_id, a.status, 0 from input c
+      join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
+      where c.max_levels > 0
+      union all
+      select l.n, p.id, p.parent_id, p.status, l.level + 1 from lineage l
+      join input c on c.n = l.n
+      join affiliates p on p.merchant_id = c.merchant_id and p.id = l.parent_id
+      where l.level < c.max_levels
+    )
+    select c.n::int as n,
+           exists (select from claim k where k.merchant_id = c.merchant_id and k.event_id = c.event_id) as claimed,
+           (select row_to_json(x) from (
+              select a.id, a.status, a.tier_id, a.tier_rate, a.tier_threshold, a.custom_commission_rate, a.email_matches,
+                     a.fingerprint_matches
+              from affiliate a where a.n = c.n) x) as affiliate,
+           exists (
+             select from processed_conversions p
+             where p.merchant_id = c.merchant_id and p.external_id = c.external_id and p.event_type = 'refund'
+           ) as refunded,
+           ${busiest('visit_id')} as by_visit,
+           ${busiest('ip_hash')} as by_ip,
+           (select coalesce(json_agg(json_build_object('id', l.id, 'status', l.status, 'level', l.level) order by l.level), '[]')
+            from lineage l where l.n = c.n and l.level > 0) as ancestors
+    from input c`;
+  const contexts: ConversionContext[] = new Array(lookups.length);
+  for (const row of rows) {
+    contexts[row.n - 1] = {
+      claimed: row.claimed,
+      affiliate: row.affiliate,
+      refunded: row.refunded,
+      byVisit: row.by_visit,
+      byIp: row.by_ip,
+      ancestors: row.ancestors,
+    };
+  }
+  return contexts;
+}

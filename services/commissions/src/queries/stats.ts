@@ -56,3 +56,53 @@ export async function countConversionRevenue(
     reached: row!.tier_id === null ? undefined : { id: row!.tier_id, rate: row!.tier_rate, threshold: row!.tier_threshold },
   };
 }
+
+/**
+ * countConversionRevenue for several conversions in one statement; answers one result per conversion, in order.
+ * No two of them may be of the same affiliate (one upsert cannot update a row twice; lockKeysAndReadSettings
+ * serialises an affiliate's conversions anyway). Each row is scoped by its own merchant.
+ */
+export async function countConversionsRevenue(
+  sql: Queryable,
+  at: Date,
+  conversions: { merchantId: string; affiliateId: string; eventId: string; currency: string; amount: string; tierLookup: boolean }[],
+): Promise<{ total: string; reached: { id: string; rate: string; threshold: string } | undefined }[]> {
+  if (conversions.length === 0) return [];
+  const column = <T>(pick: (c: (typeof conversions)[number]) => T) => conversions.map(pick);
+  const rows = await sql<{ n: number; attributed_revenue: string; tier_id: string | null; tier_rate: string; tier_threshold: string }[]>`
+    with input as (
+      select * from unnest(${column((c) => c.merchantId)}::text[], ${column((c) => c.affiliateId)}::text[],
+                           ${column((c) => c.eventId)}::text[], ${column((c) => c.currency)}::text[],
+                           ${column((c) => c.amount)}::text[], ${column((c) => String(c.tierLookup))}::text[])
+        with ordinality as s(merchant_id, affiliate_id, event_id, currency, amount, tier_lookup, n)
+    ), counted as (
+      update processed_conversions p set revenue_counted = s.amount::numeric
+      from input s
+      where p.merchant_id = s.merchant_id and p.event_id = s.event_id
+    ), stats as (
+      insert into affiliate_stats (merchant_id, affiliate_id, currency, attributed_revenue, conversions, updated_at)
+      select merchant_id, affiliate_id, currency, amount::numeric, 1, ${at} from input order by n
+      on conflict (merchant_id, affiliate_id, currency) do update
+        set attributed_revenue = affiliate_stats.attributed_revenue + excluded.attributed_revenue,
+            conversions = affiliate_stats.conversions + excluded.conversions,
+            updated_at = excluded.updated_at
+      returning merchant_id, affiliate_id, currency, attributed_revenue
+    )
+    select s.n::int as n, st.attributed_revenue, t.id as tier_id, t.rate as tier_rate, t.threshold as tier_threshold
+    from input s
+    join stats st on st.merchant_id = s.merchant_id and st.affiliate_id = s.affiliate_id and st.currency = s.currency
+    left join lateral (
+      select id, rate, threshold from tiers
+      where s.tier_lookup::boolean and merchant_id = s.merchant_id and threshold <= st.attributed_revenue
+      order by threshold desc, rate desc, id desc
+      limit 1
+    ) t on true`;
+  const results: { total: string; reached: { id: string; rate: string; threshold: string } | undefined }[] = new Array(conversions.length);
+  for (const row of rows) {
+    results[row.n - 1] = {
+      total: row.attributed_revenue,
+      reached: row.tier_id === null ? undefined : { id: row.tier_id, rate: row.tier_rate, threshold: row.tier_threshold },
+    };
+  }
+  return results;
+}

@@ -5,19 +5,27 @@ import type { VisitRow } from './visits.ts';
 /** A visit as read, before the merchant's attribution window is applied: its age by the database's clock. */
 export type VisitSeen = Omit<VisitRow, 'within_window' | 'remaining_seconds'> & { age_seconds: number };
 
+export interface AttributionContext {
+  /** The merchant's settings as JSON text. */
+  settings: string;
+  visit: VisitSeen | undefined;
+  couponOwner: { affiliate_id: string; status: AffiliateStatus } | undefined;
+}
+
 /**
- * What recording an event reads, in one round trip: the merchant's settings (as JSON text), the visit `visitId`
- * names when it is one of this merchant's (with its affiliate's status and its age), and the affiliate owning the coupon code (case-insensitive) with its status. Undefined when the merchant has no row.
+ * What recording events reads, for any number of events in one round trip: per lookup, the merchant's settings (as
+ * JSON text), the visit `visitId` names when it is one of that merchant's (with its affiliate's status and its
+ * age), and the affiliate owning the coupon code (case-insensitive) with its status. Answers one entry per lookup,
+ * in order; undefined where the merchant has no row. Every join is on the lookup's own merchant.
  */
-export async function findAttributionContext(
+export async function findAttributionContexts(
   sql: Queryable,
-  merchantId: string,
-  visitId: string | null,
-  coupon: string | null,
-): Promise<{ settings: string; visit: VisitSeen | undefined; couponOwner: { affiliate_id: string; status: AffiliateStatus } | undefined } | undefined> {
-  const [row] = await sql<
+  lookups: { merchantId: string; visitId: string | null; coupon: string | null }[],
+): Promise<(AttributionContext | undefined)[]> {
+  const rows = await sql<
     {
-      settings: string;
+      n: number;
+      settings: string | null;
       v_id: string | null;
       v_affiliate_id: string;
       v_affiliate_status: AffiliateStatus;
@@ -28,37 +36,42 @@ export async function findAttributionContext(
       c_status: AffiliateStatus;
     }[]
   >`
-    select m.settings::text as settings,
+    select r.n::int as n, m.settings::text as settings,
            v.id as v_id, v.affiliate_id as v_affiliate_id, v.status as v_affiliate_status, v.ip_hash as v_ip_hash,
            v.fingerprint as v_fingerprint,
            extract(epoch from (now() - v.created_at))::float8 as v_age_seconds,
            c.affiliate_id as c_affiliate_id, c.status as c_status
-    from merchants m
+    from unnest(${lookups.map((l) => l.merchantId)}::text[], ${lookups.map((l) => l.visitId)}::text[],
+                ${lookups.map((l) => l.coupon)}::text[]) with ordinality as r(merchant_id, visit_id, coupon, n)
+    left join merchants m on m.id = r.merchant_id
     left join lateral (
       select v.id, v.affiliate_id, a.status, v.ip_hash, v.fingerprint, v.created_at
       from visits v join affiliates a on a.merchant_id = v.merchant_id and a.id = v.affiliate_id
-      where v.merchant_id = m.id and v.id = ${visitId}::text
+      where v.merchant_id = r.merchant_id and v.id = r.visit_id
     ) v on true
     left join lateral (
       select c.affiliate_id, a.status
       from coupons c join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
-      where c.merchant_id = m.id and lower(c.code) = lower(${coupon}::text)
-    ) c on true
-    where m.id = ${merchantId}`;
-  if (!row) return undefined;
-  return {
-    settings: row.settings,
-    visit:
-      row.v_id === null
-        ? undefined
-        : {
-            id: row.v_id,
-            affiliate_id: row.v_affiliate_id,
-            affiliate_status: row.v_affiliate_status,
-            ip_hash: row.v_ip_hash,
-            fingerprint: row.v_fingerprint,
-            age_seconds: row.v_age_seconds,
-          },
-    couponOwner: row.c_affiliate_id === null ? undefined : { affiliate_id: row.c_affiliate_id, status: row.c_status },
-  };
+      where c.merchant_id = r.merchant_id and lower(c.code) = lower(r.coupon)
+    ) c on true`;
+  const found: (AttributionContext | undefined)[] = new Array(lookups.length).fill(undefined);
+  for (const row of rows) {
+    if (row.settings === null) continue;
+    found[row.n - 1] = {
+      settings: row.settings,
+      visit:
+        row.v_id === null
+          ? undefined
+          : {
+              id: row.v_id,
+              affiliate_id: row.v_affiliate_id,
+              affiliate_status: row.v_affiliate_status,
+              ip_hash: row.v_ip_hash,
+              fingerprint: row.v_fingerprint,
+              age_seconds: row.v_age_seconds,
+            },
+      couponOwner: row.c_affiliate_id === null ? undefined : { affiliate_id: row.c_affiliate_id, status: row.c_status },
+    };
+  }
+  return found;
 }

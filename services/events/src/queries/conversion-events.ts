@@ -23,69 +23,85 @@ const columns = (sql: Queryable) => sql`
   id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
   affiliate_id, attributed_by, visit_id, body_hash, created_at`;
 
+export interface NewConversionEvent {
+  id: string;
+  merchantId: string;
+  eventType: string;
+  externalId: string;
+  cookieId: string | null;
+  coupon: string | null;
+  /** Exact decimal text. */
+  amount: string;
+  currency: string;
+  payload: Record<string, unknown>;
+  affiliateId: string | null;
+  attributedBy: AttributionMethod | null;
+  visitId: string | null;
+  bodyHash: Buffer;
+  /** The id of its conversion.recorded outbox row. */
+  messageId: string;
+  visit: { id: string; ip_hash: string | null; fingerprint: string | null } | null;
+  customerEmail: string | null;
+}
+
 /**
- * Inserts the event unless (merchant, event_type, external_id) is taken, and with it its `conversion.recorded`
- * outbox row; answers the new row, or undefined when another request recorded that key first. A concurrent insert
- * of the same key waits for the first to commit, so of any number of simultaneous requests exactly one gets a row
- * back. One statement: one round trip, and atomic without BEGIN/COMMIT (a statement is its own transaction), so
- * the outbox row is written exactly when the event is. The
- * message data (ConversionRecordedSchema; its visit from present.ts conversionVisit) is completed from the inserted
- * row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
+ * Inserts events, each unless its (merchant, event_type, external_id) is taken, and with each inserted one its
+ * `conversion.recorded` outbox row; answers the rows inserted (in no particular order: match them by id). The
+ * events must have distinct keys. One statement for all of them: one round trip and one commit, and atomic without
+ * BEGIN/COMMIT (a statement is its own transaction), so an outbox row is written exactly when its event is. A
+ * concurrent insert of the same key waits for the first to commit, so of any number of simultaneous requests
+ * exactly one gets its row back. Rows are inserted in the order given: callers that insert several at once sort
+ * them by key, so that two such statements wait for each other's keys in the same order and cannot deadlock.
+ * The message data (ConversionRecordedSchema; its visit from present.ts conversionVisit) is completed from the
+ * inserted row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
  * millisecond precision). The caller must call outboxCommitted after it returns.
  */
-export async function insertEventWithOutbox(
-  sql: Queryable,
-  e: {
-    id: string;
-    merchantId: string;
-    eventType: string;
-    externalId: string;
-    cookieId: string | null;
-    coupon: string | null;
-    amount: string;
-    currency: string;
-    payload: Record<string, unknown>;
-    affiliateId: string | null;
-    attributedBy: AttributionMethod | null;
-    visitId: string | null;
-    bodyHash: Buffer;
-    messageId: string;
-    visit: { id: string; ip_hash: string | null; fingerprint: string | null } | null;
-    customerEmail: string | null;
-  },
-): Promise<ConversionEventRow | undefined> {
-  const [row] = await sql<ConversionEventRow[]>`
-    with inserted as (
+export async function insertEventsWithOutbox(sql: Queryable, events: NewConversionEvent[]): Promise<ConversionEventRow[]> {
+  if (events.length === 0) return [];
+  const column = <T>(pick: (e: NewConversionEvent) => T) => events.map(pick);
+  return sql<ConversionEventRow[]>`
+    with input as (
+      select * from unnest(
+        ${column((e) => e.id)}::text[], ${column((e) => e.merchantId)}::text[], ${column((e) => e.eventType)}::text[],
+        ${column((e) => e.externalId)}::text[], ${column((e) => e.cookieId)}::text[], ${column((e) => e.coupon)}::text[],
+        ${column((e) => e.amount)}::text[], ${column((e) => e.currency)}::text[], ${column((e) => JSON.stringify(e.payload))}::text[],
+        ${column((e) => e.affiliateId)}::text[], ${column((e) => e.attributedBy)}::text[], ${column((e) => e.visitId)}::text[],
+        ${column((e) => e.bodyHash.toString('hex'))}::text[], ${column((e) => e.messageId)}::text[],
+        ${column((e) => (e.visit === null ? null : JSON.stringify(e.visit)))}::text[], ${column((e) => e.customerEmail)}::text[]
+      ) with ordinality as e(id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
+                             affiliate_id, attributed_by, visit_id, body_hash, message_id, visit, customer_email, n)
+    ), inserted as (
       insert into conversion_events
         (id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
          affiliate_id, attributed_by, visit_id, body_hash)
-      values
-        (${e.id}, ${e.merchantId}, ${e.eventType}, ${e.externalId}, ${e.cookieId}, ${e.coupon}, ${e.amount}::numeric,
-         ${e.currency}, ${sql.json(e.payload as never)}, ${e.affiliateId}, ${e.attributedBy}, ${e.visitId}, ${e.bodyHash})
+      select id, merchant_id, event_type, external_id, cookie_id, coupon, amount::numeric, currency, payload::jsonb,
+             affiliate_id, attributed_by, visit_id, decode(body_hash, 'hex')
+      from input order by n
       on conflict (merchant_id, event_type, external_id) do nothing
       returning ${columns(sql)}
     ), message as (
       insert into outbox (id, merchant_id, type, data)
-      select ${e.messageId}, i.merchant_id, 'conversion.recorded', jsonb_build_object(
+      select e.message_id, i.merchant_id, 'conversion.recorded', jsonb_build_object(
         'event_id', i.id, 'event_type', i.event_type, 'external_id', i.external_id, 'amount', i.amount::text,
         'currency', i.currency, 'affiliate_id', i.affiliate_id, 'attributed_by', i.attributed_by,
-        'visit', ${e.visit === null ? null : sql.json(e.visit as never)}::jsonb,
-        'customer_email', ${e.customerEmail}::text,
+        'visit', e.visit::jsonb,
+        'customer_email', e.customer_email,
         'created_at', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-      from inserted i
+      from inserted i join input e on e.id = i.id
+      order by e.n
     )
     select ${columns(sql)} from inserted`;
-  return row;
 }
 
-export async function findEventByKey(
+/** The stored events of the given keys (each with its merchant), those that exist, in no particular order. */
+export async function findEventsByKeys(
   sql: Queryable,
-  merchantId: string,
-  eventType: string,
-  externalId: string,
-): Promise<ConversionEventRow | undefined> {
-  const [row] = await sql<ConversionEventRow[]>`
+  keys: { merchantId: string; eventType: string; externalId: string }[],
+): Promise<ConversionEventRow[]> {
+  if (keys.length === 0) return [];
+  return sql<ConversionEventRow[]>`
     select ${columns(sql)} from conversion_events
-    where merchant_id = ${merchantId} and event_type = ${eventType} and external_id = ${externalId}`;
-  return row;
+    where (merchant_id, event_type, external_id) in (
+      select * from unnest(${keys.map((k) => k.merchantId)}::text[], ${keys.map((k) => k.eventType)}::text[],
+                           ${keys.map((k) => k.externalId)}::text[]))`;
 }
