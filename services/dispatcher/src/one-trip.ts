@@ -11,7 +11,32 @@ type Statements<T extends unknown[]> = { [K in keyof T]: Promise<T[K]> };
  * statement fails, those after it fail too and the COMMIT rolls the transaction back; the first error is thrown.
  */
 export async function inOneTrip<T extends unknown[]>(sql: Sql, statements: (tx: Queryable) => Statements<T>): Promise<T> {
-  return inTwoTrips(sql, async () => undefined, statements);
+  const reserved = await sql.reserve();
+  const tx = reserved as unknown as Queryable;
+  let pending: Promise<unknown>[] = [];
+  try {
+    // Set before any query reaches the connection, so before the driver's own immediate that writes what is
+    // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.
+    const queued = new Promise<void>((resolve) => setImmediate(resolve));
+    pending = [reserved`begin`.execute()];
+    pending.push(...statements(tx));
+    await queued;
+    pending.push(reserved`commit`.execute());
+  } catch (err) {
+    // Building a statement threw before COMMIT was queued: end the transaction before the connection goes back.
+    await Promise.allSettled(pending);
+    await reserved`rollback`.catch(() => {});
+    reserved.release();
+    throw err;
+  }
+  try {
+    const settled = await Promise.allSettled(pending);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value) as T;
+  } finally {
+    reserved.release();
+  }
 }
 
 /**
