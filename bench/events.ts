@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import {
@@ -20,7 +19,7 @@ import { closedLoop, openLoop, type Target } from './load.ts';
 /** Traffic before the measured runs, after which the tables are analyzed (see below). */
 const PRIMING_EVENTS = 1000;
 const PRIMING_RATE = 250;
-import { sampleMemory } from './procs.ts';
+import { backendsUsed, benchDatabaseBackends, sampleMemory } from './procs.ts';
 import { cpuTable, loadTable, ms, pct, table, type Row, type Verdict } from './report.ts';
 
 /**
@@ -409,30 +408,4 @@ function commissionFollower(databaseUrl: string, merchantId: string) {
       };
     },
   };
-}
-
-/**
- * CPU seconds used so far by each Postgres backend connected to the bench database. A backend that ends during a
- * run loses its share; the services' pools keep theirs open.
- */
-async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-  const ticks = 100; // USER_HZ on Linux
-  const out = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticks);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function backendsUsed(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0); // a backend started meanwhile counts from 0
-  return total;
 }

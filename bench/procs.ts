@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Sql } from '@platform/shared/db';
 import { SERVICE_NODE_ARGS } from '../scripts/runtime.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
@@ -207,4 +208,26 @@ export function cpuMeter(children: Child[]) {
       return used;
     },
   };
+}
+
+/**
+ * CPU seconds used so far by each Postgres backend connected to the bench database (the postgres* column counts
+ * every postgres process on the machine, other users of the server included). A backend that ends during a run
+ * loses its share; the services' pools keep theirs open.
+ */
+export async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    const cpu = processCpu(pid);
+    if (cpu !== null) out.set(pid, cpu); // null: gone meanwhile
+  }
+  return out;
+}
+
+/** What the backends of `after` used since `before`; a backend started meanwhile counts from 0. */
+export function backendsUsed(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
+  return total;
 }

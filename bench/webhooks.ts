@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Agent, request } from 'undici';
 import { streamName } from '@platform/shared/catalogue';
@@ -21,7 +20,7 @@ import {
   type PartResult,
 } from './context.ts';
 import type { Figures } from './load.ts';
-import { sampleMemory, startChild, type Child } from './procs.ts';
+import { backendsUsed, benchDatabaseBackends, sampleMemory, startChild, type Child } from './procs.ts';
 import type { StatsRequest, TagStats } from './receiver.ts';
 import { cpuTable, ms, pct, table, type MemoryRow, type Row, type Verdict } from './report.ts';
 
@@ -329,33 +328,6 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
 
   const memRows: MemoryRow[] = memoryRows(memChildren, idle, memory.peak);
   return { section, memRows, verdicts };
-}
-
-/**
- * CPU seconds used so far by each Postgres backend connected to the bench database (the postgres* column counts
- * every postgres process on the machine, other users of the server included). A backend that ends during a run
- * loses its share; the services' pools keep theirs open.
- */
-async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-  const ticks = 100; // USER_HZ on Linux
-  const out = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) / ticks);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function backendsUsed(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
-  return total;
 }
 
 interface Latency {

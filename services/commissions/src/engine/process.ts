@@ -171,20 +171,29 @@ interface Plan {
   tierLookup: boolean;
 }
 
-function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings, at: Date): ContextLookup {
+/** What claimConversion records of a conversion. */
+function claimOf(envelope: ConversionEnvelope, at: Date): Parameters<typeof claimConversion>[1] {
   const d = envelope.data;
   return {
     merchantId: envelope.merchant_id,
     eventId: d.event_id,
     eventType: d.event_type,
     externalId: d.external_id,
-    affiliateId: d.affiliate_id!,
+    affiliateId: d.affiliate_id,
     amount: d.amount,
     currency: d.currency,
     visitId: d.visit?.id ?? null,
     ipHash: d.visit?.ip_hash ?? null,
     occurredAt: new Date(d.created_at),
     processedAt: at,
+  };
+}
+
+function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings, at: Date): ContextLookup {
+  const d = envelope.data;
+  return {
+    ...claimOf(envelope, at),
+    affiliateId: d.affiliate_id!,
     customerEmail: d.customer_email,
     fingerprint: d.visit?.fingerprint ?? null,
     maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
@@ -306,20 +315,7 @@ async function processOne(
   const merchantId = envelope.merchant_id;
   const d = envelope.data;
   if (d.event_type === 'refund' || !d.affiliate_id) {
-    const claim = {
-      merchantId,
-      eventId: d.event_id,
-      eventType: d.event_type,
-      externalId: d.external_id,
-      affiliateId: d.affiliate_id,
-      amount: d.amount,
-      currency: d.currency,
-      visitId: d.visit?.id ?? null,
-      ipHash: d.visit?.ip_hash ?? null,
-      occurredAt: new Date(d.created_at),
-      processedAt: at,
-    };
-    if (!(await claimConversion(tx, claim))) return { kind: 'duplicate' };
+    if (!(await claimConversion(tx, claimOf(envelope, at)))) return { kind: 'duplicate' };
     return d.event_type === 'refund' ? refundOrder(tx, merchantId, d.external_id, at, outbox) : nothing;
   }
 

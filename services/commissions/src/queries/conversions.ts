@@ -1,6 +1,16 @@
 import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 
+/** A claimed conversion's context as the context statements return it (one row per conversion). */
+type ContextRow = {
+  claimed: boolean;
+  affiliate: ConversionContext['affiliate'];
+  refunded: boolean;
+  by_visit: number;
+  by_ip: number;
+  ancestors: ConversionContext['ancestors'];
+};
+
 /**
  * Claims a conversion event for processing: true when this transaction recorded it, false when it was processed
  * before (a redelivery). A concurrent transaction claiming the same event waits here for the first to finish.
@@ -135,16 +145,7 @@ export async function claimAndReadContext(
             ) hits
           ) windows
           where occurred_at > ${from} and occurred_at <= ${c.occurredAt})`;
-  const [row] = await sql<
-    {
-      claimed: boolean;
-      affiliate: ConversionContext['affiliate'];
-      refunded: boolean;
-      by_visit: number;
-      by_ip: number;
-      ancestors: ConversionContext['ancestors'];
-    }[]
-  >`
+  const [row] = await sql<ContextRow[]>`
     with recursive claim as (
       insert into processed_conversions
         (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
@@ -217,17 +218,7 @@ export async function claimAndReadContexts(sql: Queryable, lookups: ContextLooku
       ) w
       where w.occurred_at > c.occurred_at - interval '1 hour' and w.occurred_at <= c.occurred_at
     ) end`;
-  const rows = await sql<
-    {
-      n: number;
-      claimed: boolean;
-      affiliate: ConversionContext['affiliate'];
-      refunded: boolean;
-      by_visit: number;
-      by_ip: number;
-      ancestors: ConversionContext['ancestors'];
-    }[]
-  >`
+  const rows = await sql<(ContextRow & { n: number })[]>`
     with recursive input as (
       select * from unnest(
         ${column((c) => c.merchantId)}::text[], ${column((c) => c.eventId)}::text[], ${column((c) => c.eventType)}::text[],
