@@ -4,6 +4,7 @@ import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalog
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
 import type { Logger } from './log.ts';
+import { inTransaction } from './transactions.ts';
 
 const NOTIFY_CHANNEL = 'outbox_pending';
 
@@ -159,17 +160,6 @@ function createJetStreamPublisher(nc: NatsConnection) {
   };
 }
 
-/**
- * Waits for two statements sent together on one connection (Postgres answers them in order) and answers the second's
- * result; throws the first failure only once both have answered, so that the connection is idle when released.
- */
-async function settledInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<B> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === 'rejected') throw a.reason;
-  if (b.status === 'rejected') throw b.reason;
-  return b.value;
-}
-
 /** Null for a JetStream publish acknowledgement; the reason for anything else. */
 function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error | null {
   // No stream listens on the subject: the server answers with an empty 503 status message.
@@ -208,47 +198,27 @@ export function startOutboxRelay(opts: {
   let running: Promise<number> | null = null;
   let again = false;
 
-  /**
-   * One batch in two round trips to Postgres rather than four: BEGIN goes with the claiming SELECT, and the UPDATE
-   * with COMMIT, on a reserved connection without waiting for one another's answers (Postgres runs them in order).
-   */
-  const publishBatch = async (): Promise<number> => {
-    const tx = await sql.reserve();
-    let open = false;
-    try {
-      const begun = tx`begin`.execute();
-      open = true;
+  /** One batch in two round trips to Postgres rather than four: BEGIN with the claiming SELECT, the UPDATE with COMMIT. */
+  const publishBatch = () =>
+    inTransaction(sql, async (tx, begun) => {
       // The envelope's fields are those of DomainEvent; created_at as toISOString prints it (stored to the ms).
-      const claimed = tx<OutboxRow[]>`
-        select seq, id, type,
-          json_build_object('id', id, 'type', type,
-            'created_at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-            'merchant_id', merchant_id, 'data', data)::text as envelope
-        from outbox
-        where published_at is null
-        order by seq
-        limit ${batchSize}
-        for update skip locked`.execute();
-      const rows = await settledInOrder(begun, claimed);
-      if (rows.length === 0) {
-        open = false;
-        await tx`commit`;
-        return 0;
-      }
+      const [, rows] = await Promise.all([
+        begun,
+        tx<OutboxRow[]>`
+          select seq, id, type,
+            json_build_object('id', id, 'type', type,
+              'created_at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'merchant_id', merchant_id, 'data', data)::text as envelope
+          from outbox
+          where published_at is null
+          order by seq
+          limit ${batchSize}
+          for update skip locked`.execute(),
+      ]);
+      if (rows.length === 0) return { result: 0, last: Promise.resolve() };
       await publisher.publishAll(rows.map((row) => ({ subject: outboxSubject(prefix, row.type), data: Buffer.from(row.envelope), msgId: row.id })));
-      const marked = tx`update outbox set published_at = now() where seq in ${tx(rows.map((r) => r.seq))}`.execute();
-      const committed = tx`commit`.execute();
-      open = false;
-      // A failed UPDATE makes the COMMIT a rollback; its error is the one thrown.
-      await settledInOrder(marked, committed);
-      return rows.length;
-    } catch (err) {
-      if (open) await tx`rollback`.catch(() => {});
-      throw err;
-    } finally {
-      tx.release();
-    }
-  };
+      return { result: rows.length, last: tx`update outbox set published_at = now() where seq in ${tx(rows.map((r) => r.seq))}`.execute() };
+    });
 
   const flush = async (): Promise<number> => {
     if (running) {

@@ -3,6 +3,7 @@ import type { Sql } from '@platform/shared/db';
 import { decryptSecret } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
+import { inOneTrip } from '@platform/shared/transactions';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookHeaders } from '@platform/shared/webhooks';
 import type { Dispatcher } from 'undici';
 import {
@@ -17,7 +18,6 @@ import {
   type ClaimedDelivery,
   type EndpointTally,
 } from './queries/deliveries.ts';
-import { inOneTrip } from './one-trip.ts';
 import { postWebhook } from './send.ts';
 
 export interface AttemptSettings {

@@ -2,12 +2,12 @@ import { jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, streamName, type DomainEvent } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
+import { consumeInBatches } from '@platform/shared/consume';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
+import { inTwoTrips } from '@platform/shared/transactions';
 import type { AttemptEngine } from './attempts.ts';
-import { consumeInBatches } from '@platform/shared/consume';
-import { inTwoTrips } from './one-trip.ts';
 import { claimDue, insertDeliveries, insertMessages, lockEndpoints, type ClaimedDelivery, type FannedOut } from './queries/deliveries.ts';
 
 /** Events fanned out per transaction at most. */

@@ -6,8 +6,8 @@ import { isId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
+import { inOneTrip } from '@platform/shared/transactions';
 import type { AttemptEngine } from './attempts.ts';
-import { inOneTrip } from './one-trip.ts';
 import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDelivery } from './queries/deliveries.ts';
 
 /** Hints claimed per transaction at most. */

@@ -4,6 +4,7 @@ import { newId } from '@platform/shared/ids';
 import type { OutboxEventType } from '@platform/shared/catalogue';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import { inTransaction } from '@platform/shared/transactions';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
@@ -119,39 +120,6 @@ export async function processConversions(
   });
   if (outbox.length > 0) outboxCommitted(sql);
   return outcomes;
-}
-
-/**
- * A transaction on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
- * first statement and for the last statement before COMMIT: here BEGIN is sent with the first statement (`work`
- * gets it as `begun`, to await with that statement) and COMMIT with the last one (`work` answers it as `last`,
- * already queued). Each round trip is a socket write and a wake-up of the backend on each side, which on a busy
- * machine cost more than the statements. Rolled back when anything fails.
- */
-async function inTransaction<T>(
-  sql: Sql,
-  work: (tx: Queryable, begun: Promise<unknown>) => Promise<{ result: T; last: Promise<unknown> }>,
-): Promise<T> {
-  const reserved = await sql.reserve();
-  const tx = reserved as unknown as Queryable;
-  let open = false;
-  try {
-    const begun = reserved`begin`.execute();
-    open = true;
-    const { result, last } = await work(tx, begun);
-    const committed = reserved`commit`.execute();
-    open = false;
-    // A failed last statement turns the COMMIT into a rollback; its error is the one thrown, once both answered.
-    const [lastSettled, commitSettled] = await Promise.allSettled([last, committed]);
-    if (lastSettled.status === 'rejected') throw lastSettled.reason;
-    if (commitSettled.status === 'rejected') throw commitSettled.reason;
-    return result;
-  } catch (err) {
-    if (open) await reserved`rollback`.catch(() => {});
-    throw err;
-  } finally {
-    reserved.release();
-  }
 }
 
 /** What an attributed conversion that was claimed now will write, decided from its context. */

@@ -1,0 +1,100 @@
+import type { Queryable, Sql } from './db.ts';
+
+/**
+ * Transactions on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
+ * first statement, for each statement awaited, and for the last statement before COMMIT. Each round trip is a
+ * socket write and a wake-up of the backend on each side, which on a busy machine costs more than the statements.
+ * Postgres runs what arrives on one connection in order, so statements need not wait for one another's answers:
+ * when one fails, those after it fail too and the COMMIT becomes a rollback.
+ */
+
+type Statements<T extends unknown[]> = { [K in keyof T]: Promise<T[K]> };
+
+/**
+ * BEGIN is sent with the first statement (`work` gets it as `begun`, to await together with that statement) and
+ * COMMIT with the last one (`work` answers it as `last`, already queued, not awaited). Rolled back when anything
+ * fails; a failed last statement's error is the one thrown.
+ */
+export async function inTransaction<T>(
+  sql: Sql,
+  work: (tx: Queryable, begun: Promise<unknown>) => Promise<{ result: T; last: Promise<unknown> }>,
+): Promise<T> {
+  const reserved = await sql.reserve();
+  const tx = reserved as unknown as Queryable;
+  let open = false;
+  try {
+    const begun = reserved`begin`.execute();
+    open = true;
+    const { result, last } = await work(tx, begun);
+    const committed = reserved`commit`.execute();
+    open = false;
+    const [lastSettled, commitSettled] = await Promise.allSettled([last, committed]);
+    if (lastSettled.status === 'rejected') throw lastSettled.reason;
+    if (commitSettled.status === 'rejected') throw commitSettled.reason;
+    return result;
+  } catch (err) {
+    if (open) await reserved`rollback`.catch(() => {});
+    throw err;
+  } finally {
+    reserved.release();
+  }
+}
+
+/**
+ * Statements known up front as one transaction in a single round trip: BEGIN, the statements and COMMIT in one
+ * write. `statements` must issue each of its statements synchronously or after awaiting only that statement (one
+ * statement per query function). The first error is thrown.
+ */
+export async function inOneTrip<T extends unknown[]>(sql: Sql, statements: (tx: Queryable) => Statements<T>): Promise<T> {
+  const reserved = await sql.reserve();
+  const tx = reserved as unknown as Queryable;
+  let pending: Promise<unknown>[] = [];
+  try {
+    // Set before any query reaches the connection, so before the driver's own immediate that writes what is
+    // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.
+    const queued = new Promise<void>((resolve) => setImmediate(resolve));
+    pending = [reserved`begin`.execute()];
+    pending.push(...statements(tx));
+    await queued;
+    pending.push(reserved`commit`.execute());
+  } catch (err) {
+    // Building a statement threw before COMMIT was queued: end the transaction before the connection goes back.
+    await Promise.allSettled(pending);
+    await reserved`rollback`.catch(() => {});
+    reserved.release();
+    throw err;
+  }
+  try {
+    const settled = await Promise.allSettled(pending);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value) as T;
+  } finally {
+    reserved.release();
+  }
+}
+
+/**
+ * inTransaction for statements that depend on the answer of a first one: BEGIN and `first` in one round trip, then
+ * the statements and COMMIT in another. The first error is thrown.
+ */
+export async function inTwoTrips<A, T extends unknown[]>(
+  sql: Sql,
+  first: (tx: Queryable) => Promise<A>,
+  statements: (tx: Queryable, a: A) => Statements<T>,
+): Promise<T> {
+  let values!: T;
+  await inTransaction(sql, async (tx, begun) => {
+    const [, a] = await Promise.all([begun, first(tx)]);
+    // The statements reach the connection from microtasks; COMMIT must be queued after every one of them. This
+    // immediate is set before the driver's own (which writes what is queued), so COMMIT usually leaves in the same
+    // write as the statements.
+    const queued = new Promise<void>((resolve) => setImmediate(resolve));
+    const all = Promise.all(statements(tx, a)).then((v) => {
+      values = v as T;
+    });
+    await queued;
+    return { result: undefined, last: all };
+  });
+  return values;
+}
