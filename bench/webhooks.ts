@@ -3,7 +3,8 @@ import { Agent, request } from 'undici';
 import { streamName } from '@platform/shared/catalogue';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
-import { enqueueEvent } from '@platform/shared/outbox';
+import { createLogger } from '@platform/shared/log';
+import { enqueueEvents, outboxCommitted, startOutboxRelay } from '@platform/shared/outbox';
 import { generateWebhookSecret, webhookHeaders } from '@platform/shared/webhooks';
 import { createKey, createMerchant } from '../scripts/admin/commands.ts';
 import {
@@ -41,7 +42,9 @@ import { cpuTable, ms, pct, table, type MemoryRow, type Row, type Verdict } from
  *   BENCH_WEBHOOK_DELIVERIES, 3,000 × BENCH_DURATION; at least 500). Then to one endpoint alone (its concurrency, 16,
  *   caps it), about BENCH_DURATION / 2 seconds' worth: reported, no target;
  * - event to first attempt: BENCH_WEBHOOK_RATE (500) tax_form.submitted events/s for BENCH_DURATION, open loop,
- *   one transaction with enqueueEvent each, to the bench merchant's one endpoint; the receiver's arrival time minus
+ *   written as a service writes its domain events (one transaction with enqueueEvents each, then outboxCommitted,
+ *   which wakes the outbox relay of the producing process: the bench runs one on its producer pool, so its CPU is
+ *   the load generator's), to the bench merchant's one endpoint; the receiver's arrival time minus
  *   the moment the event was due (stamped into its data as bench_sent_at) (targets p50 ≤ 50 ms, p99 ≤ 250 ms);
  * - noisy neighbour: another merchant's endpoint answering 503 with BENCH_WEBHOOK_BACKLOG (50,000) deliveries due
  *   (inserted directly: messages and pending deliveries as fan-out writes them, then ANALYZE), failure_threshold
@@ -189,7 +192,9 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   const one = await deliver('deliveries to 1 endpoint', sized(many.figures.rps / 2, 200), tp.slice(0, 1));
 
   // ---- event to first attempt, quiet then beside a failing endpoint with a backlog -------------------------------
+  // The producing service: its pool, and the outbox relay that a service producing domain events runs beside it.
   const producer = connectDatabase(ctx.databaseUrl, { max: 8, applicationName: 'bench-producer' });
+  const producerRelay = startOutboxRelay({ sql: producer, nc: ctx.nc, prefix: ctx.prefix, log: createLogger({ service: 'bench-producer' }, 'warn') });
   const firstAttempt = async (name: string): Promise<Measured & { latency: Latency }> => {
     await receiver.stats('healthy', true);
     log(`${name}: ${s.rate} tax_form.submitted events/s for ${settings.duration} s, open loop`);
@@ -236,6 +241,7 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
       `the 503 endpoint had ${s.backlog.toLocaleString('en')} deliveries due; it got ${attempts.requests} attempts from the backlog's insertion to the end of the run, ` +
       `was ${state?.enabled ? 'still enabled' : 'disabled'} with ${state?.consecutive_failures ?? '?'} consecutive failures and ${state?.due ?? '?'} deliveries still waiting`;
   }
+  await producerRelay.stop();
   await producer.end({ timeout: 2 });
   memory.stop();
 
@@ -389,7 +395,7 @@ function envelope(id: string, type: string, merchantId: string, data: Record<str
 }
 
 /**
- * Outbox rows as enqueueEvent writes them (id msg_…, merchant, type, data; created_at by default), 5,000 per
+ * Outbox rows as enqueueEvents writes them (id msg_…, merchant, type, data; created_at by default), 5,000 per
  * INSERT … SELECT FROM unnest, each batch committed and announced on the relay's NOTIFY channel at once.
  */
 async function enqueueBulk(sql: Sql, rows: { merchantId: string; type: string; data: Record<string, unknown> }[]): Promise<void> {
@@ -406,8 +412,9 @@ async function enqueueBulk(sql: Sql, rows: { merchantId: string; type: string; d
 }
 
 /**
- * Open loop: event i is due at start + i/rate and is then written in a transaction of its own with enqueueEvent
- * (tax_form.submitted of the bench merchant), whatever happened to the earlier ones; its data carries the moment it
+ * Open loop: event i is due at start + i/rate and is then written as the services write their domain events (a
+ * transaction of its own with enqueueEvents, then outboxCommitted, which wakes the relay running on `sql`), a
+ * tax_form.submitted of the bench merchant, whatever happened to the earlier ones; its data carries the moment it
  * was due (bench_sent_at, epoch ms), from which the receiver measures.
  */
 async function produceAtRate(sql: Sql, merchantId: string, rate: number, duration: number) {
@@ -427,8 +434,9 @@ async function produceAtRate(sql: Sql, merchantId: string, rate: number, duratio
     };
     const work = sql
       .begin(async (tx) => {
-        await enqueueEvent(tx, merchantId, 'tax_form.submitted', data);
+        await enqueueEvents(tx, [{ merchantId, type: 'tax_form.submitted', data }]);
       })
+      .then(() => outboxCommitted(sql))
       .catch(() => {
         failed++;
       });
