@@ -133,6 +133,7 @@ export interface DurableConsumerEntry {
 /**
  * The commissions service's consumer of `conversion.recorded`. Processing is idempotent (see
  * services/commissions/src/engine/process.ts), so a redelivery after a crash between commit and ack changes nothing.
+ * Messages the stream loses are processed from the outbox by the reconciler (engine/reconcile.ts).
  */
 export const COMMISSIONS_CONSUMER: DurableConsumerEntry = {
   stream: 'CONVERSIONS',

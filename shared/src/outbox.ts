@@ -84,6 +84,17 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
+/**
+ * An outbox row's envelope as JSON text, built by Postgres: what the relay publishes, and what a consumer's
+ * reconciler reads back from the outbox when the stream lost the message. The fields are those of DomainEvent;
+ * created_at as toISOString prints it (stored to the ms).
+ */
+export function outboxEnvelope(sql: Queryable) {
+  return sql`json_build_object('id', id, 'type', type,
+    'created_at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'merchant_id', merchant_id, 'data', data)::text`;
+}
+
 interface OutboxRow {
   seq: string;
   id: string;
@@ -201,14 +212,10 @@ export function startOutboxRelay(opts: {
   /** One batch in two round trips to Postgres rather than four: BEGIN with the claiming SELECT, the UPDATE with COMMIT. */
   const publishBatch = () =>
     inTransaction(sql, async (tx, begun) => {
-      // The envelope's fields are those of DomainEvent; created_at as toISOString prints it (stored to the ms).
       const [, rows] = await Promise.all([
         begun,
         tx<OutboxRow[]>`
-          select seq, id, type,
-            json_build_object('id', id, 'type', type,
-              'created_at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-              'merchant_id', merchant_id, 'data', data)::text as envelope
+          select seq, id, type, ${outboxEnvelope(tx)} as envelope
           from outbox
           where published_at is null
           order by seq

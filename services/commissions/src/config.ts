@@ -16,6 +16,12 @@ export const CommissionsEnv = Type.Object({
     maximum: 64,
     description: 'conversion.recorded messages one replica processes at the same time (each in its own transaction)',
   }),
+  CONVERSION_RECONCILE_AFTER_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    maximum: 86_400_000,
+    description: 'a conversion.recorded published this long ago and still unprocessed (lost by the stream) is processed from the outbox',
+  }),
   HOLD_SCHEDULER_INTERVAL_MS: Type.Integer({
     default: 60_000,
     minimum: 1000,

@@ -6,6 +6,7 @@ import type { CommissionsConfig } from './config.ts';
 import type { Clock, CommissionsDeps } from './deps.ts';
 import { approveEndedHolds } from './engine/hold.ts';
 import { processConversions } from './engine/process.ts';
+import { reconcileConversions } from './engine/reconcile.ts';
 import { getCommissionOperation } from './operations/get.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updateCommissionOperation } from './operations/update.ts';
@@ -18,7 +19,7 @@ export interface CommissionsService extends ServiceRuntime {
 
 /**
  * The commissions service: the REST operations on commissions, the consumer of `conversion.recorded` (commissions,
- * fraud flags, revenue and tiers) and the hold-period scheduler. `opts.now` replaces the clock (tests).
+ * fraud flags, revenue and tiers), its reconciler (conversions the stream lost) and the hold-period scheduler. `opts.now` replaces the clock (tests).
  */
 export async function startCommissionsService(
   config: CommissionsConfig,
@@ -38,12 +39,24 @@ export async function startCommissionsService(
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
     workers: async ({ sql, nc, log: workerLog }) => {
-      const consumer = await startConversionConsumer({
-        nc,
-        prefix: config.NATS_PREFIX,
+      const process = (envelopes: Parameters<typeof processConversions>[1]) =>
+        processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
+      const consumer = await startConversionConsumer({ nc, prefix: config.NATS_PREFIX, log: workerLog, concurrency: config.CONVERSION_CONCURRENCY, process });
+      const settleMs = config.CONVERSION_RECONCILE_AFTER_MS;
+      const reconciler = startIntervalWorker({
+        name: 'conversion reconcile',
+        intervalMs: Math.min(Math.max(settleMs / 2, 100), 10_000),
         log: workerLog,
-        concurrency: config.CONVERSION_CONCURRENCY,
-        process: (envelopes) => processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl }),
+        pass: async () => {
+          let processed = 0;
+          for (;;) {
+            const pass = await reconcileConversions(sql, { settleMs, log: workerLog, process });
+            processed += pass.processed;
+            if (pass.checked < 500) break;
+          }
+          if (processed > 0) workerLog.warn('conversions missing from the stream processed from the outbox', { count: processed });
+          return processed;
+        },
       });
       holdScheduler = startIntervalWorker({
         name: 'hold period',
@@ -51,7 +64,7 @@ export async function startCommissionsService(
         log: workerLog,
         pass: () => approveEndedHolds(sql, deps.now),
       });
-      return [consumer, holdScheduler];
+      return [consumer, reconciler, holdScheduler];
     },
   });
   return Object.assign(runtime, { approveEndedHolds: () => holdScheduler!.runNow() });

@@ -1,0 +1,34 @@
+import type { TransactionSql } from '@platform/shared/db';
+import { outboxEnvelope } from '@platform/shared/outbox';
+
+export interface OutboxConversion {
+  seq: string;
+  /** The envelope as the relay published it. */
+  envelope: string;
+  /** Published more than the reconciler's delay ago: the consumer has had its chance. */
+  settled: boolean;
+  /** A processed_conversions row exists: the consumer (or an earlier pass) processed it. */
+  processed: boolean;
+}
+
+/** The watermark, locked for this transaction; null while another replica holds it. */
+export async function lockConversionWatermark(tx: TransactionSql): Promise<string | null> {
+  const [mark] = await tx<{ seq: string }[]>`select seq from conversion_reconcile_watermark for update skip locked`;
+  return mark?.seq ?? null;
+}
+
+/** The `conversion.recorded` outbox rows after `afterSeq`, oldest first, with whether each is settled and processed. */
+export async function conversionsAfter(tx: TransactionSql, afterSeq: string, settleMs: number, limit: number): Promise<OutboxConversion[]> {
+  return tx<OutboxConversion[]>`
+    select o.seq, ${outboxEnvelope(tx)} as envelope,
+           (o.published_at is not null and o.published_at < now() - ${settleMs} * interval '1 millisecond') as settled,
+           exists (select from processed_conversions p where p.merchant_id = o.merchant_id and p.event_id = o.data->>'event_id') as processed
+    from outbox o
+    where o.seq > ${afterSeq} and o.type = 'conversion.recorded'
+    order by o.seq
+    limit ${limit}`;
+}
+
+export async function advanceConversionWatermark(tx: TransactionSql, seq: string): Promise<void> {
+  await tx`update conversion_reconcile_watermark set seq = ${seq}`;
+}
