@@ -63,6 +63,16 @@ export const CommonEnv = {
   ),
 };
 
+// Read by the services that run an outbox relay (affiliates, events, commissions).
+export const OutboxEnv = {
+  OUTBOX_RETENTION_DAYS: Type.Integer({
+    default: 7,
+    minimum: 1,
+    maximum: 3650,
+    description: 'published outbox rows older than this, once the reconcilers have passed them, are deleted (hourly, by the relays)',
+  }),
+};
+
 export const CommonConfig = Type.Object(CommonEnv);
 export type CommonConfig = Static<typeof CommonConfig>;
 

@@ -103,6 +103,29 @@ interface OutboxRow {
   envelope: string;
 }
 
+/** How often a relay deletes published rows past the retention, and how many per statement. */
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 5000;
+
+/**
+ * Deletes up to `limit` outbox rows published more than `retentionDays` ago that both reconcilers have passed: the
+ * dispatcher's (webhook_fanout_watermark, every row) and the commissions service's (conversion_reconcile_watermark,
+ * conversion.recorded rows). A reconciler that is not running holds its watermark, and with it the rows it has yet to
+ * check. Oldest first; rows another replica is deleting are skipped.
+ */
+export async function pruneOutbox(sql: Sql, retentionDays: number, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from outbox where seq in (
+      select seq from outbox
+      where published_at < now() - ${retentionDays} * interval '1 day'
+        and seq <= (select seq from webhook_fanout_watermark)
+        and seq <= (select seq from conversion_reconcile_watermark)
+      order by seq
+      limit ${limit}
+      for update skip locked)`;
+  return deleted.count;
+}
+
 /** How long the relay waits for JetStream to acknowledge a batch before it gives up and retries the batch. */
 const ACK_TIMEOUT_MS = 5000;
 
@@ -201,6 +224,8 @@ export function startOutboxRelay(opts: {
   log: Logger;
   batchSize?: number;
   pollMs?: number;
+  /** Published rows older than this are deleted (at start, then hourly); kept for ever when not given. */
+  retentionDays?: number;
 }): OutboxRelay {
   const { sql, nc, prefix, log } = opts;
   const publisher = createJetStreamPublisher(nc);
@@ -256,6 +281,23 @@ export function startOutboxRelay(opts: {
 
   const timer = setInterval(() => void flush(), opts.pollMs ?? 1000);
   timer.unref();
+
+  let pruning: Promise<void> | null = null;
+  const prune = (retentionDays: number) => {
+    pruning ??= (async () => {
+      let deleted = 0;
+      for (let n = PRUNE_BATCH; n === PRUNE_BATCH && !stopped; deleted += n) n = await pruneOutbox(sql, retentionDays, PRUNE_BATCH);
+      if (deleted > 0) log.info('published outbox rows past the retention deleted', { count: deleted, retention_days: retentionDays });
+    })()
+      .catch((err) => log.warn('outbox prune failed; the next run retries', { err: (err as Error).message }))
+      .finally(() => {
+        pruning = null;
+      });
+  };
+  const retentionDays = opts.retentionDays;
+  const pruneTimer = retentionDays === undefined ? null : setInterval(() => prune(retentionDays), PRUNE_EVERY_MS);
+  pruneTimer?.unref();
+  if (retentionDays !== undefined) prune(retentionDays);
   const wake = () => void flush();
   let wakes = localRelays.get(sql);
   if (!wakes) localRelays.set(sql, (wakes = new Set()));
@@ -271,6 +313,8 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      if (pruneTimer) clearInterval(pruneTimer);
+      await pruning;
       wakes.delete(wake);
       const l = await listening;
       await l?.unlisten().catch(() => {});

@@ -34,7 +34,8 @@ export async function startService(opts: {
   name: string;
   config: CommonConfig & { OPS_PORT: number };
   operations: Operation[];
-  outboxRelay: boolean;
+  /** Whether this process runs an outbox relay, and how long it keeps published rows. */
+  outboxRelay: { retentionDays: number } | false;
   workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
   log?: Logger;
 }): Promise<ServiceRuntime> {
@@ -51,7 +52,7 @@ export async function startService(opts: {
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
-  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log }) : null;
+  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, retentionDays: opts.outboxRelay.retentionDays }) : null;
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadConfig } from '@platform/shared/config';
+import { CommonEnv, loadConfig, OutboxEnv } from '@platform/shared/config';
 
 export const CommissionsEnv = Type.Object({
   ...CommonEnv,
@@ -10,6 +10,7 @@ export const CommissionsEnv = Type.Object({
     description: 'base of referral links (in affiliate.tier_promoted) when the merchant has no tracking host of its own',
   }),
   OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process' }),
+  ...OutboxEnv,
   CONVERSION_CONCURRENCY: Type.Integer({
     default: 4,
     minimum: 1,

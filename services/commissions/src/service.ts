@@ -35,7 +35,7 @@ export async function startCommissionsService(
   const runtime = await startService({
     name: 'commissions',
     config,
-    outboxRelay: config.OUTBOX_RELAY,
+    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS },
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
     workers: async ({ sql, nc, log: workerLog }) => {

@@ -21,7 +21,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
   return startService({
     name: 'events',
     config,
-    outboxRelay: config.OUTBOX_RELAY,
+    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS },
     operations: [recordEventOperation(), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
