@@ -42,6 +42,15 @@ export interface NewDelivery {
  */
 const ACTIVE_SQL = "('pending', 'retrying')";
 
+/**
+ * "Still active" for rows a statement finds by primary key, in a form that cannot match the partial indexes'
+ * predicate. A queue's active set may be small when statistics are taken and large in a burst: costed from such
+ * statistics a partial index looks almost empty, and the planner chose to read all of it (every active delivery of
+ * every endpoint, 8,000 rows in a burst of the bench) to find the few ids a claim names, instead of their primary
+ * keys. Every claim, hint and clear then cost time in proportion to the whole backlog.
+ */
+const activeById = (alias: string) => `(${alias}.status in ${ACTIVE_SQL}) is true`;
+
 /** The envelope's exact bytes: fixed here, once, and sent unchanged by every attempt and replay. */
 export function serialiseEnvelope(event: DomainEvent): string {
   return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, merchant_id: event.merchant_id, data: event.data });
@@ -214,12 +223,14 @@ export async function claimDue(
     ),
     -- Row locks only on what is taken. Locked inside the lateral, every endpoint's whole room was locked (a heap
     -- write and a WAL record per row) and most of it dropped by the limit: 216 rows locked to lease 24, refilling
-    -- 16 endpoints. The conditions are checked again on the row's latest version under the lock.
+    -- 16 endpoints. The conditions are checked again on the row's latest version under the lock. One primary-key
+    -- probe per chosen row: with "id = any(array(select id from chosen))", a generic plan made while the table was
+    -- small read all of it for every claim once it had grown.
     locked as (
-      select d.id from webhook_deliveries d
-      where d.id = any(array(select id from chosen))
-        and d.status in ${tx.unsafe(ACTIVE_SQL)} and (d.locked_until is null or d.locked_until < now())
-      for update skip locked
+      select l.id from chosen c cross join lateral (
+        select d.id from webhook_deliveries d
+        where d.id = c.id and ${tx.unsafe(activeById('d'))} and (d.locked_until is null or d.locked_until < now())
+        for update skip locked) l
     )
     update webhook_deliveries d set locked_until = now() + ${opts.leaseMs} * interval '1 millisecond',
       locked_by = ${opts.replicaId}, queued_at = null
@@ -240,7 +251,7 @@ export async function clearHints(tx: Queryable, deliveryIds: string[]): Promise<
   if (deliveryIds.length === 0) return;
   await tx`
     update webhook_deliveries set queued_at = null
-    where id = any(${deliveryIds}::text[]) and queued_at is not null and status in ${tx.unsafe(ACTIVE_SQL)}`;
+    where id = any(${deliveryIds}::text[]) and queued_at is not null and ${tx.unsafe(activeById('webhook_deliveries'))}`;
 }
 
 /** What happened on the wire. */
@@ -412,16 +423,16 @@ export async function deadLetterDueOfDisabled(sql: Sql): Promise<number> {
  * endpoint as it has room for, so a backlog of one endpoint neither floods the hint stream nor crowds out others.
  * The work is bounded per endpoint whatever its backlog: its room is computed once (busy rows counted up to the
  * concurrency limit, through the leased and hinted indexes), then only its first `free` due rows are read, in
- * order, through (endpoint_id, next_attempt_at). The conditions are checked again by the UPDATE under row locks,
- * so two sweepers never hint the same row twice.
+ * order, through (endpoint_id, next_attempt_at). The conditions are checked again under row locks, so two
+ * sweepers never hint the same row twice.
  */
 export async function markDueForHint(
-  sql: Sql,
+  sql: Queryable,
   opts: { requeueAfterMs: number; endpointConcurrency: number; batch: number },
 ): Promise<NewDelivery[]> {
   const requeue = sql`now() - ${opts.requeueAfterMs} * interval '1 millisecond'`;
-  const due = sql`
-    d.status in ${sql.unsafe(ACTIVE_SQL)} and d.next_attempt_at <= now()
+  const dueUnlessActive = sql`
+    d.next_attempt_at <= now()
     and (d.locked_until is null or d.locked_until < now())
     and (d.queued_at is null or d.queued_at < ${requeue})`;
   const rows = await sql<{ id: string; queued_at: Date }[]>`
@@ -446,16 +457,24 @@ export async function markDueForHint(
       from room r
       cross join lateral (
         select d.id, d.next_attempt_at from webhook_deliveries d
-        where d.endpoint_id = r.endpoint_id and ${due}
+        where d.endpoint_id = r.endpoint_id and d.status in ${sql.unsafe(ACTIVE_SQL)} and ${dueUnlessActive}
         order by d.next_attempt_at, d.id
         limit greatest(r.free, 0)
       ) c
       order by c.next_attempt_at
       limit ${opts.batch}
-    )
+    ),
     -- By primary key: joined to chosen (estimated at the batch size), the planner would read the whole table.
+    -- Rows locked by another transaction (an attempt being recorded, a claim) are skipped, not waited for: they
+    -- are no longer due, and waiting for them while holding rows another of those wants is how two deadlock.
+    locked as (
+      select l.id from chosen c cross join lateral (
+        select d.id from webhook_deliveries d
+        where d.id = c.id and ${sql.unsafe(activeById('d'))} and ${dueUnlessActive}
+        for update skip locked) l
+    )
     update webhook_deliveries d set queued_at = now()
-    where d.id = any(array(select id from chosen)) and ${due}
+    where d.id = any(array(select id from locked))
     returning d.id, d.queued_at`;
   return rows.map((r) => ({ id: r.id, queuedAt: r.queued_at }));
 }
