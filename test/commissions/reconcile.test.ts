@@ -46,7 +46,8 @@ t.test('the CONVERSIONS stream purged before any consumer read it: every convers
   await jsm.streams.purge(streamName(platform.prefix, 'CONVERSIONS'));
   t.equal((await jsm.streams.info(streamName(platform.prefix, 'CONVERSIONS'))).state.messages, 0, 'the stream is empty');
 
-  const { logs } = await startCommissions(t, platform, { env: { CONVERSION_RECONCILE_AFTER_MS: SETTLE_MS } });
+  // A pool of one connection: the pass must not hold it while it processes.
+  const { logs } = await startCommissions(t, platform, { env: { CONVERSION_RECONCILE_AFTER_MS: SETTLE_MS, DATABASE_POOL_SIZE: '1' } });
   await awaitProcessed(platform.sql, m.id, conversions.map((c) => c.event_id), 20_000);
   for (const [i, c] of conversions.entries()) {
     const rows = await commissionsOfEvent(platform.sql, m.id, c.event_id);

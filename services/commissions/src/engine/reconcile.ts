@@ -1,6 +1,6 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
-import { advanceConversionWatermark, conversionsAfter, lockConversionWatermark } from '../queries/reconcile.ts';
+import { advanceConversionWatermark, conversionsAfter, readConversionWatermark } from '../queries/reconcile.ts';
 import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './envelope.ts';
 import type { ProcessOutcome } from './process.ts';
 
@@ -13,34 +13,32 @@ const PROCESS_BATCH = 32;
  * The safety net under the CONVERSIONS stream: JetStream with default fsync can lose a message it acknowledged to
  * the relay, and nothing would ever process that conversion. Walks the outbox past the watermark, oldest first, and
  * processes every `conversion.recorded` published more than `settleMs` ago that has no processed_conversions row,
- * with the consumer's own processing (idempotent: a message the consumer takes at the same moment counts once).
- * Stops at the first row not yet settled, so nothing is skipped. One replica at a time (the watermark row is locked
- * for the pass); a failure leaves the watermark where it was, and the next pass tries again.
+ * with the consumer's own processing (idempotent: a message the consumer, or another replica's pass, takes at the
+ * same moment counts once). Stops at the first row not yet settled, so nothing is skipped. No connection is held
+ * while the conversions are processed (a pool of one must not wait for itself); the watermark only moves forward,
+ * and only after everything before it was processed, so a failure leaves it for the next pass.
  */
 export async function reconcileConversions(
   sql: Sql,
   opts: { settleMs: number; log: Logger; process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]> },
 ): Promise<{ checked: number; processed: number }> {
-  return sql.begin(async (tx) => {
-    const mark = await lockConversionWatermark(tx);
-    if (mark === null) return { checked: 0, processed: 0 };
-    const rows = await conversionsAfter(tx, mark, opts.settleMs, RECONCILE_BATCH);
-    const firstUnsettled = rows.findIndex((r) => !r.settled);
-    const checked = firstUnsettled === -1 ? rows.length : firstUnsettled;
-    if (checked === 0) return { checked: 0, processed: 0 };
-    const missing: ConversionEnvelope[] = [];
-    for (const row of rows.slice(0, checked)) {
-      if (row.processed) continue;
-      try {
-        missing.push(parseConversionEnvelope(Buffer.from(row.envelope)));
-      } catch (err) {
-        if (!(err instanceof PoisonMessage)) throw err;
-        // The consumer terminates such a message too: it can never be processed.
-        opts.log.warn('outbox conversion cannot be processed; skipped', { seq: row.seq, reason: err.message });
-      }
+  const mark = await readConversionWatermark(sql);
+  const rows = await conversionsAfter(sql, mark, opts.settleMs, RECONCILE_BATCH);
+  const firstUnsettled = rows.findIndex((r) => !r.settled);
+  const checked = firstUnsettled === -1 ? rows.length : firstUnsettled;
+  if (checked === 0) return { checked: 0, processed: 0 };
+  const missing: ConversionEnvelope[] = [];
+  for (const row of rows.slice(0, checked)) {
+    if (row.processed) continue;
+    try {
+      missing.push(parseConversionEnvelope(Buffer.from(row.envelope)));
+    } catch (err) {
+      if (!(err instanceof PoisonMessage)) throw err;
+      // The consumer terminates such a message too: it can never be processed.
+      opts.log.warn('outbox conversion cannot be processed; skipped', { seq: row.seq, reason: err.message });
     }
-    for (let start = 0; start < missing.length; start += PROCESS_BATCH) await opts.process(missing.slice(start, start + PROCESS_BATCH));
-    await advanceConversionWatermark(tx, rows[checked - 1]!.seq);
-    return { checked, processed: missing.length };
-  });
+  }
+  for (let start = 0; start < missing.length; start += PROCESS_BATCH) await opts.process(missing.slice(start, start + PROCESS_BATCH));
+  await advanceConversionWatermark(sql, rows[checked - 1]!.seq);
+  return { checked, processed: missing.length };
 }

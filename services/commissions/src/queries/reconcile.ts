@@ -1,4 +1,4 @@
-import type { TransactionSql } from '@platform/shared/db';
+import type { Queryable } from '@platform/shared/db';
 import { outboxEnvelope } from '@platform/shared/outbox';
 
 export interface OutboxConversion {
@@ -11,14 +11,13 @@ export interface OutboxConversion {
   processed: boolean;
 }
 
-/** The watermark, locked for this transaction; null while another replica holds it. */
-export async function lockConversionWatermark(tx: TransactionSql): Promise<string | null> {
-  const [mark] = await tx<{ seq: string }[]>`select seq from conversion_reconcile_watermark for update skip locked`;
-  return mark?.seq ?? null;
+export async function readConversionWatermark(sql: Queryable): Promise<string> {
+  const [mark] = await sql<{ seq: string }[]>`select seq from conversion_reconcile_watermark`;
+  return mark!.seq;
 }
 
 /** The `conversion.recorded` outbox rows after `afterSeq`, oldest first, with whether each is settled and processed. */
-export async function conversionsAfter(tx: TransactionSql, afterSeq: string, settleMs: number, limit: number): Promise<OutboxConversion[]> {
+export async function conversionsAfter(tx: Queryable, afterSeq: string, settleMs: number, limit: number): Promise<OutboxConversion[]> {
   return tx<OutboxConversion[]>`
     select o.seq, ${outboxEnvelope(tx)} as envelope,
            (o.published_at is not null and o.published_at < now() - ${settleMs} * interval '1 millisecond') as settled,
@@ -29,6 +28,7 @@ export async function conversionsAfter(tx: TransactionSql, afterSeq: string, set
     limit ${limit}`;
 }
 
-export async function advanceConversionWatermark(tx: TransactionSql, seq: string): Promise<void> {
-  await tx`update conversion_reconcile_watermark set seq = ${seq}`;
+/** Moves the watermark to `seq`, never back (another replica's pass may have gone further meanwhile). */
+export async function advanceConversionWatermark(sql: Queryable, seq: string): Promise<void> {
+  await sql`update conversion_reconcile_watermark set seq = greatest(seq, ${seq}::bigint)`;
 }
