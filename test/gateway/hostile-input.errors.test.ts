@@ -255,6 +255,10 @@ t.test('a 10 MB body is 413 INVALID_INPUT, received in full by the client (no re
   t.equal(over.res?.status, 413, 'just over 1 MiB: 413');
   const under = `{"email":"${email()}","display_name":"${'x'.repeat(1_040_000)}"}`;
   assertError(t, await rawPost(under), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
+  // Within bytes of the limit the request to the service no longer fits a NATS message: still the service's 400.
+  const atLimit = `{"email":"${email()}","display_name":"${'x'.repeat(1024 * 1024 - 80)}"}`;
+  t.ok(Buffer.byteLength(atLimit) <= 1024 * 1024, `${Buffer.byteLength(atLimit)} bytes: within 1 MiB`);
+  assertError(t, await rawPost(atLimit), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
 });
 
 t.test('a large non-JSON body is 415, received in full by the client (no reset)', async (t) => {

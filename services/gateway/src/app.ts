@@ -3,6 +3,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import helmet from 'helmet';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { operations, type ApiOperation } from '@platform/shared/api';
+import { ApiError, type ErrorDetail } from '@platform/shared/errors';
+import { compileValidator } from '@platform/shared/validation';
 import type { Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
@@ -177,10 +179,28 @@ export function createApp(deps: GatewayDeps): express.Express {
         case 'error':
           return sendServiceError(res, result.error);
         case 'too_large':
-          return sendError(res, 'INVALID_INPUT', 'The request is too large', { status: 413 });
+          return sendError(res, 'INVALID_INPUT', 'The request is invalid', { details: oversizeDetails(req.body) });
         case 'unavailable':
           return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
       }
+    };
+    /**
+     * The body is within the 1 MiB limit, so the answer is not 413, but the request with it does not fit in a NATS
+     * message (max_payload, 1 MiB by default) and cannot reach the service. No operation accepts a body of that size
+     * (every field is bounded), so the answer is the service's own: 400 with what its schema finds wrong, or, where
+     * only the service's further checks would refuse it, with the body itself named.
+     */
+    let validateBody: ((value: unknown) => unknown) | undefined;
+    const oversizeDetails = (body: unknown): ErrorDetail[] => {
+      if (op.body) {
+        validateBody ??= compileValidator(op.body, 'body');
+        try {
+          validateBody(body);
+        } catch (err) {
+          if (err instanceof ApiError && err.details?.length) return err.details;
+        }
+      }
+      return [{ path: 'body', message: 'is larger than this operation accepts' }];
     };
     return [checkScope, parseBody, run];
   }
