@@ -314,10 +314,12 @@ export function startOutboxRelay(opts: {
       stopped = true;
       clearInterval(timer);
       if (pruneTimer) clearInterval(pruneTimer);
-      await pruning;
       wakes.delete(wake);
+      // Unlisten first, whatever is in flight: a LISTEN still open when the pool is closed under it (see the drain
+      // bound in service.ts) fails its resubscription with nobody to catch it.
       const l = await listening;
       await l?.unlisten().catch(() => {});
+      await pruning;
       if (running) await running;
       publisher.close();
     },

@@ -8,13 +8,17 @@ import type { Sql } from './db.ts';
 export function trackReadiness(sql: Sql, nc: NatsConnection, intervalMs = 2000) {
   let databaseUp = true;
   let natsUp = true;
+  // A ping that has not answered by then counts as down: when the database goes away, the driver can leave a
+  // query waiting for a connection that will not come back, and a ping awaited without a bound would keep the last
+  // answer (ready) for ever. Shorter than the interval, so that pings never overlap.
+  const timeoutMs = Math.max(100, Math.floor(intervalMs / 2));
   const ping = async () => {
-    try {
-      await sql`select 1`;
-      databaseUp = true;
-    } catch {
-      databaseUp = false;
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs, false);
+    });
+    databaseUp = await Promise.race([sql`select 1`.then(() => true, () => false), timedOut]);
+    clearTimeout(timer);
   };
   void (async () => {
     for await (const s of nc.status()) {

@@ -21,6 +21,9 @@ export interface ServiceRuntime {
   close(): Promise<void>;
 }
 
+/** How long `close` waits for workers and the relay to finish before it closes connections under them. */
+const DRAIN_BOUND_MS = 10_000;
+
 /** A background part of a service (a consumer, a scheduler) that must be stopped before connections close. */
 export interface Worker {
   stop(): Promise<void>;
@@ -62,8 +65,14 @@ export async function startService(opts: {
     ...partial,
     async close() {
       await serving.drain();
-      for (const w of workers.reverse()) await w.stop();
-      await relay?.stop();
+      const stopped = (async () => {
+        for (const w of workers.reverse()) await w.stop();
+        await relay?.stop();
+      })();
+      // Work that waits on a database that has gone away may never settle (the driver can leave a query queued for
+      // a connection that will not come back): after the bound, the connections are closed, which fails it.
+      const inTime = await Promise.race([stopped.then(() => true), new Promise<boolean>((r) => setTimeout(r, DRAIN_BOUND_MS, false).unref())]);
+      if (!inTime) log.warn('work still in flight when the drain bound passed; closing connections', { bound_ms: DRAIN_BOUND_MS });
       readiness.stop();
       await ops.close();
       await nc.drain().catch(() => {});
