@@ -315,8 +315,8 @@ export function startOutboxRelay(opts: {
       clearInterval(timer);
       if (pruneTimer) clearInterval(pruneTimer);
       wakes.delete(wake);
-      // Unlisten first, whatever is in flight: a LISTEN still open when the pool is closed under it (see the drain
-      // bound in service.ts) fails its resubscription with nobody to catch it.
+      // Unlisten first, whatever is in flight: the work may be stuck on a database that has gone away, and then the
+      // pool is closed under it (the drain bound in service.ts); no LISTEN should be left open when that happens.
       const l = await listening;
       await l?.unlisten().catch(() => {});
       await pruning;

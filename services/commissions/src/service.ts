@@ -19,7 +19,8 @@ export interface CommissionsService extends ServiceRuntime {
 
 /**
  * The commissions service: the REST operations on commissions, the consumer of `conversion.recorded` (commissions,
- * fraud flags, revenue and tiers), its reconciler (conversions the stream lost) and the hold-period scheduler. `opts.now` replaces the clock (tests).
+ * fraud flags, revenue and tiers), its reconciler (conversions the stream lost) and the hold-period scheduler.
+ * `opts.now` replaces the clock (tests).
  */
 export async function startCommissionsService(
   config: CommissionsConfig,
