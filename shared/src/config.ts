@@ -69,7 +69,7 @@ export const OutboxEnv = {
     default: 7,
     minimum: 1,
     maximum: 3650,
-    description: 'published outbox rows older than this, once the reconcilers have passed them, are deleted (hourly, by the relays)',
+    description: 'published outbox rows older than this, once the reconcilers have passed them, are deleted (at start, then hourly, by each service that runs a relay)',
   }),
 };
 

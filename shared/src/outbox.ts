@@ -4,6 +4,8 @@ import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalog
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
 import type { Logger } from './log.ts';
+import { startPeriodicPurge } from './purge.ts';
+import type { Worker } from './service.ts';
 import { inTransaction } from './transactions.ts';
 
 const NOTIFY_CHANNEL = 'outbox_pending';
@@ -103,10 +105,6 @@ interface OutboxRow {
   envelope: string;
 }
 
-/** How often a relay deletes published rows past the retention, and how many per statement. */
-const PRUNE_EVERY_MS = 3_600_000;
-const PRUNE_BATCH = 5000;
-
 /**
  * Deletes up to `limit` outbox rows published more than `retentionDays` ago that both reconcilers have passed: the
  * dispatcher's (webhook_fanout_watermark, every row) and the commissions service's (conversion_reconcile_watermark,
@@ -124,6 +122,17 @@ export async function pruneOutbox(sql: Sql, retentionDays: number, limit: number
       limit ${limit}
       for update skip locked)`;
   return deleted.count;
+}
+
+/** Deletes published rows past `retentionDays` (pruneOutbox), at start and then hourly, 5,000 per statement. */
+export function startOutboxPurge(sql: Sql, log: Logger, retentionDays: number): Worker {
+  return startPeriodicPurge({
+    what: 'published outbox rows',
+    log,
+    batch: 5000,
+    fields: { retention_days: retentionDays },
+    deleteBatch: (limit) => pruneOutbox(sql, retentionDays, limit),
+  });
 }
 
 /** How long the relay waits for JetStream to acknowledge a batch before it gives up and retries the batch. */
@@ -224,8 +233,6 @@ export function startOutboxRelay(opts: {
   log: Logger;
   batchSize?: number;
   pollMs?: number;
-  /** Published rows older than this are deleted (at start, then hourly); kept for ever when not given. */
-  retentionDays?: number;
 }): OutboxRelay {
   const { sql, nc, prefix, log } = opts;
   const publisher = createJetStreamPublisher(nc);
@@ -281,23 +288,6 @@ export function startOutboxRelay(opts: {
 
   const timer = setInterval(() => void flush(), opts.pollMs ?? 1000);
   timer.unref();
-
-  let pruning: Promise<void> | null = null;
-  const prune = (retentionDays: number) => {
-    pruning ??= (async () => {
-      let deleted = 0;
-      for (let n = PRUNE_BATCH; n === PRUNE_BATCH && !stopped; deleted += n) n = await pruneOutbox(sql, retentionDays, PRUNE_BATCH);
-      if (deleted > 0) log.info('published outbox rows past the retention deleted', { count: deleted, retention_days: retentionDays });
-    })()
-      .catch((err) => log.warn('outbox prune failed; the next run retries', { err: (err as Error).message }))
-      .finally(() => {
-        pruning = null;
-      });
-  };
-  const retentionDays = opts.retentionDays;
-  const pruneTimer = retentionDays === undefined ? null : setInterval(() => prune(retentionDays), PRUNE_EVERY_MS);
-  pruneTimer?.unref();
-  if (retentionDays !== undefined) prune(retentionDays);
   const wake = () => void flush();
   let wakes = localRelays.get(sql);
   if (!wakes) localRelays.set(sql, (wakes = new Set()));
@@ -313,13 +303,11 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       clearInterval(timer);
-      if (pruneTimer) clearInterval(pruneTimer);
       wakes.delete(wake);
       // Unlisten first, whatever is in flight: the work may be stuck on a database that has gone away, and then the
       // pool is closed under it (the drain bound in service.ts); no LISTEN should be left open when that happens.
       const l = await listening;
       await l?.unlisten().catch(() => {});
-      await pruning;
       if (running) await running;
       publisher.close();
     },

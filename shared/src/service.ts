@@ -7,7 +7,7 @@ import { migrate } from './migrate.ts';
 import { connectNats, ensureStreams } from './nats.ts';
 import { serveOperations, type Operation } from './operation.ts';
 import { startOpsServer } from './ops-server.ts';
-import { startOutboxRelay, type OutboxRelay } from './outbox.ts';
+import { startOutboxPurge, startOutboxRelay, type OutboxRelay } from './outbox.ts';
 import { trackReadiness } from './readiness.ts';
 
 export interface ServiceRuntime {
@@ -37,7 +37,7 @@ export async function startService(opts: {
   name: string;
   config: CommonConfig & { OPS_PORT: number };
   operations: Operation[];
-  /** Whether this process runs an outbox relay, and how long it keeps published rows. */
+  /** Whether this process runs an outbox relay, and with it the purge of published rows past their retention. */
   outboxRelay: { retentionDays: number } | false;
   workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
   log?: Logger;
@@ -55,7 +55,8 @@ export async function startService(opts: {
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
-  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, retentionDays: opts.outboxRelay.retentionDays }) : null;
+  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log }) : null;
+  const outboxPurge = opts.outboxRelay ? startOutboxPurge(sql, log, opts.outboxRelay.retentionDays) : null;
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];
@@ -68,6 +69,7 @@ export async function startService(opts: {
       const stopped = (async () => {
         for (const w of workers.reverse()) await w.stop();
         await relay?.stop();
+        await outboxPurge?.stop();
       })();
       // Work that waits on a database that has gone away may never settle (the driver can leave a query queued for
       // a connection that will not come back): after the bound, the connections are closed, which fails it.

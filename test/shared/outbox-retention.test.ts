@@ -1,16 +1,15 @@
 import t from 'tap';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { newId } from '@platform/shared/ids';
-import { pruneOutbox, startOutboxRelay } from '@platform/shared/outbox';
-import { captureLogger, createTestDatabase, createTestNats, eventually } from '../helpers/platform.ts';
+import { pruneOutbox, startOutboxPurge } from '@platform/shared/outbox';
+import { captureLogger, createTestDatabase, eventually } from '../helpers/platform.ts';
 
 /**
- * The outbox would grow by a row per event for ever: a relay deletes published rows past OUTBOX_RETENTION_DAYS, but
- * only those both reconcilers (the dispatcher's and the commissions service's) have passed, since they read the
- * outbox to recover what the streams lose.
+ * The outbox would grow by a row per event for ever: a service that runs a relay deletes published rows past
+ * OUTBOX_RETENTION_DAYS, but only those both reconcilers (the dispatcher's and the commissions service's) have
+ * passed, since they read the outbox to recover what the streams lose.
  */
 const db = await createTestDatabase(t);
-const bus = await createTestNats(t);
 const merchantId = (await createMerchant(db.sql, 'Outbox Retention', 'growth'))!['id'] as string;
 
 /** An outbox row published `ageDays` ago; answers its seq. */
@@ -39,12 +38,12 @@ t.test('published rows past the retention go once both reconcilers have passed t
     returning seq::text`;
   await setWatermarks(pastConversions, recent);
 
-  // A relay deletes at start. It runs on a prefix without streams: JetStream refuses what it publishes, so the
-  // unpublished row stays unpublished, as one whose relay has not taken it yet.
-  const { log, lines } = captureLogger('relay');
-  const relay = startOutboxRelay({ sql: db.sql, nc: bus.nc, prefix: 'nostreams', log, retentionDays: 7, pollMs: 60_000 });
-  t.teardown(() => relay.stop());
-  await eventually(async () => ((await remaining()).includes(old1) ? undefined : true), 10_000, 'the relay to prune');
+  // The purge a service runs beside its relay deletes at start. No relay runs here: the unpublished row stays
+  // unpublished, as one whose relay has not taken it yet.
+  const { log, lines } = captureLogger('outbox');
+  const purge = startOutboxPurge(db.sql, log, 7);
+  t.teardown(() => purge.stop());
+  await eventually(async () => ((await remaining()).includes(old1) ? undefined : true), 10_000, 'the purge at start');
   t.same(await remaining(), [recent, pastConversions, pastBoth, BigInt(unpublished!.seq)], 'the two old rows both reconcilers passed are gone');
   t.ok(lines.some((l) => l.includes('"msg":"published outbox rows past the retention deleted"') && l.includes('"count":2')), 'logged');
   t.notOk((await remaining()).includes(old2));

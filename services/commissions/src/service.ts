@@ -49,12 +49,7 @@ export async function startCommissionsService(
         intervalMs: Math.min(Math.max(settleMs / 2, 100), 10_000),
         log: workerLog,
         pass: async () => {
-          let processed = 0;
-          for (;;) {
-            const pass = await reconcileConversions(sql, { settleMs, log: workerLog, process });
-            processed += pass.processed;
-            if (pass.checked < 500) break;
-          }
+          const processed = await reconcileConversions(sql, { settleMs, log: workerLog, process });
           if (processed > 0) workerLog.warn('conversions missing from the stream processed from the outbox', { count: processed });
           return processed;
         },

@@ -9,18 +9,38 @@ const RECONCILE_BATCH = 500;
 /** Conversions processed per transaction, as the consumer batches them. */
 const PROCESS_BATCH = 32;
 
+interface ReconcileOptions {
+  settleMs: number;
+  log: Logger;
+  process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
+}
+
 /**
  * The safety net under the CONVERSIONS stream: JetStream with default fsync can lose a message it acknowledged to
  * the relay, and nothing would ever process that conversion. Walks the outbox past the watermark, oldest first, and
  * processes every `conversion.recorded` published more than `settleMs` ago that has no processed_conversions row,
  * with the consumer's own processing (idempotent: a message the consumer, or another replica's pass, takes at the
- * same moment counts once). Stops at the first row not yet settled, so nothing is skipped. No connection is held
- * while the conversions are processed (a pool of one must not wait for itself); the watermark only moves forward,
- * and only after everything before it was processed, so a failure leaves it for the next pass.
+ * same moment counts once), batch after batch; answers how many it processed. Stops at the first row not yet
+ * settled, so nothing is skipped. No connection is held while the conversions are processed (a pool of one must
+ * not wait for itself); the watermark only moves forward, and only after everything before it was processed, so a
+ * failure leaves it for the next pass.
  */
 export async function reconcileConversions(
   sql: Sql,
-  opts: { settleMs: number; log: Logger; process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]> },
+  opts: ReconcileOptions,
+): Promise<number> {
+  let processed = 0;
+  for (;;) {
+    const pass = await reconcileBatch(sql, opts);
+    processed += pass.processed;
+    if (pass.checked < RECONCILE_BATCH) return processed;
+  }
+}
+
+/** One batch of outbox rows past the watermark: see reconcileConversions. */
+async function reconcileBatch(
+  sql: Sql,
+  opts: ReconcileOptions,
 ): Promise<{ checked: number; processed: number }> {
   const mark = await readConversionWatermark(sql);
   const rows = await conversionsAfter(sql, mark, opts.settleMs, RECONCILE_BATCH);
