@@ -21,7 +21,8 @@ import { runWebhooks } from './webhooks.ts';
 /**
  * `npm run bench`: the gateway and the affiliates service as separate processes on a fresh database and NATS
  * prefix, measured with autocannon against a bare express server answering the same bytes from memory, in the
- * same run on the same machine. Prints the figures, PASS/MISS per target and each process's peak RSS, and writes
+ * same run on the same machine, and against the floor of the design (bench/floor-hop.ts: the gateway's hops with
+ * nothing else done). Prints the figures, PASS/MISS per target and each process's peak RSS, and writes
  * them into docs/PERFORMANCE.md. Exits 0 whether or not the targets are met (1 only when the run itself fails).
  *
  * Environment: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (32), BENCH_KEYS (32),
@@ -118,6 +119,41 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     log(`${signal}: stopping the services and dropping the bench database`);
     void cleanup().finally(() => process.exit(130));
   });
+}
+
+/** The CPU table columns of the floor rows: its two processes (`bench/floor-hop.ts`) and what they use. */
+const FLOOR_COLUMNS = ['floor front', 'floor responder', 'load generator', 'postgres*', 'nats-server*'] as const;
+
+/** Starts the floor's responder, then its front; resolves once the front listens and the responder subscribes. */
+async function startFloor(query: boolean, page: string, env: Record<string, string>) {
+  const message = <T,>(child: Child, what: (m: T) => boolean) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: T) => {
+        if (!what(m)) return;
+        child.proc.off('message', onMessage);
+        resolve(m);
+      };
+      child.proc.on('message', onMessage);
+      child.proc.once('exit', (code) => reject(new Error(`${child.name} exited with ${code}:\n${child.output.join('\n')}`)));
+    });
+  const responder = startChild('floor responder', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'responder', FLOOR_QUERY: query ? '1' : '0' }, { ipc: true });
+  children.push(responder);
+  await message<{ started?: boolean }>(responder, (m) => m.started === true);
+  const ready = message<{ ready?: boolean }>(responder, (m) => m.ready === true);
+  responder.proc.send({ page });
+  await ready;
+  const front = startChild('floor front', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'front' }, { ipc: true });
+  children.push(front);
+  const { port } = await message<{ port?: number }>(front, (m) => typeof m.port === 'number');
+  return {
+    front,
+    responder,
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await front.stop();
+      await responder.stop();
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -243,6 +279,27 @@ async function main(): Promise<void> {
 
     const bareList = await measure('bare express GET', targets.bareList);
     const list = await measure('gateway GET list', targets.list);
+    const floors: Row[] = [];
+    for (const query of [false, true]) {
+      const name = query ? 'floor GET, one Postgres round trip' : 'floor GET, page from memory';
+      const hop = await startFloor(query, page, { NATS_URL: infra!.natsUrl, DATABASE_URL: databaseUrl, FLOOR_SUBJECT: `${prefix}.bench.floor` });
+      const floorCpu = cpuMeter([hop.front, hop.responder]);
+      const target: Target = { ...targets.list, base: hop.url };
+      if (warmup > 0) await closedLoop(target, { connections, duration: warmup });
+      log(`${name}: ${duration} s, ${connections} connections`);
+      const before = floorCpu.snapshot();
+      const figures = await closedLoop(target, { connections, duration });
+      floors.push({
+        scenario: query
+          ? 'floor: express → NATS → responder → Postgres `select 1`'
+          : 'floor: express → NATS → responder (page from memory)',
+        figures,
+        cpu: floorCpu.since(before),
+        baseline: bareList.figures.rps,
+      });
+      log(`${name}: ${figures.rps.toFixed(0)} req/s`);
+      await hop.stop();
+    }
     const rate = Math.max(1, Math.round(bareList.figures.rps * TARGET_RATIO));
     log(`gateway GET list at ${rate} req/s (35 % of bare), open loop: ${duration} s`);
     const listAtRate = await timed(() => openLoop(targets.list, { connections, duration, rate }));
@@ -279,6 +336,13 @@ async function main(): Promise<void> {
       loadTable(loadRows),
       '',
       cpuTable(loadRows),
+      '',
+      'The floor of the design (`bench/floor-hop.ts`): the gateway\'s hops and nothing else, no auth, no rate limit, no',
+      'validation, the page bytes from memory. The gateway cannot be faster than the row with the query.',
+      '',
+      loadTable(floors),
+      '',
+      cpuTable(floors, FLOOR_COLUMNS),
       ...(nonOk ? ['', 'Some gateway responses were not 2xx (a 429 means the rate limiter capped the run: raise BENCH_KEYS).'] : []),
       '',
     ];
