@@ -60,7 +60,8 @@ export async function countConversionRevenue(
 /**
  * countConversionRevenue for several conversions in one statement; answers one result per conversion, in order.
  * No two of them may be of the same affiliate (one upsert cannot update a row twice; lockKeysAndReadSettings
- * serialises an affiliate's conversions anyway). Each row is scoped by its own merchant.
+ * serialises an affiliate's conversions anyway). Each row is scoped by its own merchant. Their processed_conversions
+ * rows must have been inserted by the calling transaction (the claim): they are updated by address.
  */
 export async function countConversionsRevenue(
   sql: Queryable,
@@ -78,7 +79,7 @@ export async function countConversionsRevenue(
     ), counted as (
       -- One primary-key probe per conversion, then the row by its address. Joined on (merchant_id, event_id), the
       -- generic plan made while the table was small (input costed at 10 rows) hashed a sequential scan of every
-      -- processed conversion, on every call: 57 % of Postgres's time at 1,000 events/s once it held 20,000 rows.
+      -- processed conversion, on every call: 57 % of the benchmark database's statement time at 1,000 events/s.
       -- A LIMIT keeps the subquery from being flattened back into that join. The rows were inserted by this
       -- transaction's claim, so no other transaction can have moved them since the probe.
       update processed_conversions p set revenue_counted = s.amount::numeric
