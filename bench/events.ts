@@ -157,6 +157,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
       connections: settings.connections,
       duration: settings.duration,
       rate: s.rate,
+      wantBody: (i) => i % FOLLOW_EVERY === 0,
       onResponse: (i, status, text, at) => {
         if (status === 201 && i % FOLLOW_EVERY === 0) followLoad.add(text, at);
       },
