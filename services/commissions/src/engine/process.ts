@@ -19,7 +19,7 @@ import {
   type ConversionContext,
 } from '../queries/conversions.ts';
 import { insertFraudFlag, type FraudRule } from '../queries/fraud-flags.ts';
-import { addAttributedRevenue, countConversionRevenue, countConversionsRevenue } from '../queries/stats.ts';
+import { addAttributedRevenue, countConversionsRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
 import { formatAmount, toDecimal } from './money.ts';
 import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
@@ -294,17 +294,11 @@ async function processOne(
     { merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held, createdAt: at },
     plan.lines,
   );
-  const counted = plan.countsRevenue
-    ? await countConversionRevenue(tx, {
-        merchantId,
-        affiliateId: plan.affiliate.id,
-        eventId: d.event_id,
-        currency: d.currency,
-        amount: d.amount,
-        at,
-        tierLookup: plan.tierLookup,
-      })
-    : undefined;
+  const [counted] = plan.countsRevenue
+    ? await countConversionsRevenue(tx, at, [
+        { merchantId, affiliateId: plan.affiliate.id, eventId: d.event_id, currency: d.currency, amount: d.amount, tierLookup: plan.tierLookup },
+      ])
+    : [];
   return completeConversion(tx, plan, created, counted, at, publicBaseUrl, outbox);
 }
 
