@@ -59,6 +59,23 @@ export const intEnv = (name: string, fallback: number, min: number): number => {
   return value;
 };
 
+/** Node flags from a variable: `--a --b=1` → ['--a', '--b=1']. */
+export const argsEnv = (name: string): string[] => (process.env[name] ?? '').split(/\s+/).filter(Boolean);
+
+/** Settings from a variable of `NAME=value …` pairs, for the services' environment. */
+export function settingsEnv(name: string): Record<string, string> {
+  return Object.fromEntries(
+    (process.env[name] ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => {
+        const eq = pair.indexOf('=');
+        if (eq < 1) throw new Error(`${name}: expected NAME=value, got ${JSON.stringify(pair)}`);
+        return [pair.slice(0, eq), pair.slice(eq + 1)];
+      }),
+  );
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` every `everyMs` until it returns true; false when `timeoutMs` passed first. */

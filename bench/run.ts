@@ -2,19 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import postgres from 'postgres';
-import { connectDatabase, type Sql } from '@platform/shared/db';
+import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
-import { ensureDatabase, ensureInfra, freePort, type Infra } from '../scripts/infra.ts';
-import { BENCH_PARTS, intEnv, type BenchContext, type BenchPart, type PartResult, type ServiceName } from './context.ts';
+import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
+import { BENCH_PARTS, argsEnv, intEnv, settingsEnv, type BenchContext, type BenchPart, type PartResult, type ServiceName } from './context.ts';
 import { runEvents } from './events.ts';
 import { closedLoop, openLoop, type Figures, type Target } from './load.ts';
 import { ROOT, buildServices, cpuMeter, readMemory, sampleMemory, serviceEntry, startChild, waitFor, type Child, type CpuColumn } from './procs.ts';
 import { summariseProfile } from './profile.ts';
 import { cpuTable, loadTable, mb, memoryTable, pct, verdictTable, writeFigures, type MemoryRow, type Row, type Verdict } from './report.ts';
+import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 import { runWebhooks } from './webhooks.ts';
 
@@ -59,17 +57,8 @@ const settings = {
   profile: process.env['BENCH_PROFILE'] === '1',
   writeDoc: partial ? process.env['BENCH_WRITE_DOC'] === '1' : process.env['BENCH_WRITE_DOC'] !== '0',
   logLevel: process.env['BENCH_LOG_LEVEL'] || 'warn',
-  serviceNodeArgs: (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean),
-  serviceEnv: Object.fromEntries(
-    (process.env['BENCH_SERVICE_ENV'] ?? '')
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((pair) => {
-        const eq = pair.indexOf('=');
-        if (eq < 1) throw new Error(`BENCH_SERVICE_ENV: expected NAME=value, got ${JSON.stringify(pair)}`);
-        return [pair.slice(0, eq), pair.slice(eq + 1)];
-      }),
-  ) as Record<string, string>,
+  serviceNodeArgs: argsEnv('BENCH_SERVICE_NODE_ARGS'),
+  serviceEnv: settingsEnv('BENCH_SERVICE_ENV'),
 };
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -77,49 +66,9 @@ const runId = randomBytes(4).toString('hex');
 const dbName = `bench_${runId}`;
 const prefix = `bench${runId}`;
 
-let infra: Infra | undefined;
-let sql: Sql | undefined;
-let nc: NatsConnection | undefined;
-let databaseCreated = false;
-const children: Child[] = [];
-
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const child of [...children].reverse()) await child.stop().catch(() => {});
-    await sql?.end({ timeout: 2 }).catch(() => {});
-    if (infra && databaseCreated) {
-      const admin = postgres(infra.adminUrl, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch((err) => log(`could not drop ${dbName}: ${(err as Error).message}`));
-      await admin.end({ timeout: 2 }).catch(() => {});
-    }
-    if (nc) {
-      try {
-        const jsm = await jetstreamManager(nc);
-        for await (const s of jsm.streams.list()) {
-          if (s.config.name.startsWith(`${prefix.toUpperCase()}_`)) await jsm.streams.delete(s.config.name).catch(() => {});
-        }
-      } catch (err) {
-        log(`could not delete the ${prefix} streams: ${(err as Error).message}`);
-      }
-      await nc.drain().catch(() => {});
-    }
-    await infra?.stop();
-  })();
-  return cleaning;
-}
-
-// `on`, not `once`: Ctrl-C reaches tsx's parent process too, which forwards a second SIGINT that must not cut the
-// clean-up short.
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    log(`${signal}: stopping the services and dropping the bench database`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const run = holdRunResources(log);
+run.prefixes.push(prefix);
+const children = run.children;
 
 /** The CPU table columns of the floor rows: its two processes (`bench/floor-hop.ts`) and what they use. */
 const FLOOR_COLUMNS = ['floor front', 'floor responder', 'load generator', 'postgres*', 'nats-server*'] as const;
@@ -159,15 +108,15 @@ async function startFloor(query: boolean, page: string, env: Record<string, stri
 async function main(): Promise<void> {
   const startedAt = new Date();
   const loadBefore = os.loadavg()[0]!;
-  infra = await ensureInfra({ purpose: 'bench', log });
+  const infra = (run.infra = await ensureInfra({ purpose: 'bench', log }));
   log(infra.describe.join('; '));
 
   // ---- database, bus, data --------------------------------------------------------------------------------------
   const databaseUrl = await ensureDatabase(infra.adminUrl, dbName);
-  databaseCreated = true;
-  sql = connectDatabase(databaseUrl, { max: 2, applicationName: 'bench' });
+  run.database = dbName;
+  const sql = (run.sql = connectDatabase(databaseUrl, { max: 2, applicationName: 'bench' }));
   await migrate(sql);
-  nc = await connectNats(infra.natsUrl, 'bench');
+  const nc = (run.nc = await connectNats(infra.natsUrl, 'bench'));
   const [{ server_version: postgresVersion } = { server_version: '?' }] = await sql<{ server_version: string }[]>`show server_version`;
 
   let t0 = performance.now();
@@ -282,7 +231,7 @@ async function main(): Promise<void> {
     const floors: Row[] = [];
     for (const query of [false, true]) {
       const name = query ? 'floor GET, one Postgres round trip' : 'floor GET, page from memory';
-      const hop = await startFloor(query, page, { NATS_URL: infra!.natsUrl, DATABASE_URL: databaseUrl, FLOOR_SUBJECT: `${prefix}.bench.floor` });
+      const hop = await startFloor(query, page, { NATS_URL: infra.natsUrl, DATABASE_URL: databaseUrl, FLOOR_SUBJECT: `${prefix}.bench.floor` });
       const floorCpu = cpuMeter([hop.front, hop.responder]);
       const target: Target = { ...targets.list, base: hop.url };
       if (warmup > 0) await closedLoop(target, { connections, duration: warmup });
@@ -425,7 +374,7 @@ async function main(): Promise<void> {
     log(`figures written to ${doc}`);
   }
 
-  await cleanup();
+  await run.release();
   if (settings.profile) {
     for (const name of ['gateway', ...services.keys()]) {
       // The main thread's profile is the largest: the loader thread only works at start-up.
@@ -442,7 +391,7 @@ main().then(
   () => process.exit(0),
   async (err) => {
     log(`failed: ${(err as Error).stack ?? err}`);
-    await cleanup().catch(() => {});
+    await run.release().catch(() => {});
     process.exit(1);
   },
 );
