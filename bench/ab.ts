@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
@@ -10,18 +11,20 @@ import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 
 /**
- * `npm run bench:ab`: two gateway + affiliates stacks that differ only in their node flags or settings, side by side
- * on one database, one NATS server and one machine. The same open-loop GET load goes to one stack, then the other,
- * in short rounds (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both alike. Prints
- * each process's CPU per request for every round, their means with the spread of the rounds, B against A, and each
- * process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise: its runs
- * follow one another, and this machine's speed changes between them by more than most changes do.
+ * `npm run bench:ab`: two gateway + affiliates stacks that differ only in their build, node flags or settings, side
+ * by side on one database, one NATS server and one machine. The same open-loop GET load goes to one stack, then the
+ * other, in short rounds (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both
+ * alike. Prints each process's CPU per request for every round, their means with the spread of the rounds, B against
+ * A, and each process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise:
+ * its runs follow one another, and this machine's speed changes between them by more than most changes do.
  *
  * Environment: BENCH_AB_A_NODE_ARGS and BENCH_AB_B_NODE_ARGS (node flags of each stack's services, after the usual
  * ones of scripts/runtime.ts), BENCH_AB_A_ENV and BENCH_AB_B_ENV (NAME=value … for each stack's services),
+ * BENCH_AB_A_DIST and BENCH_AB_B_DIST (another build's dist directory, to compare code: a checkout of another commit
+ * with its own node_modules, `npm run build` done there, and the same migrations; default this checkout's),
  * BENCH_AB_RATE (requests/s, 500: below what one stack sustains, so both measure the same work at the same rate),
- * BENCH_AB_ROUNDS (rounds per stack, 6), BENCH_AB_ROUND (s, 4), BENCH_AB_WARMUP (s per stack, 8),
- * BENCH_AB_PATH (/api/v1/affiliates?limit=25), BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
+ * BENCH_AB_ROUNDS (rounds per stack, 6), BENCH_AB_ROUND (s, 4), BENCH_AB_WARMUP (s per stack, 8), BENCH_AB_PATH
+ * (/api/v1/affiliates?limit=25), BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
  */
 
 const settings = {
@@ -38,6 +41,7 @@ const variants = (['a', 'b'] as const).map((tag) => ({
   tag,
   nodeArgs: argsEnv(`BENCH_AB_${tag.toUpperCase()}_NODE_ARGS`),
   env: settingsEnv(`BENCH_AB_${tag.toUpperCase()}_ENV`),
+  dist: process.env[`BENCH_AB_${tag.toUpperCase()}_DIST`] ? resolve(process.env[`BENCH_AB_${tag.toUpperCase()}_DIST`]!) : undefined,
 }));
 const PROCESSES = ['gateway', 'affiliates', 'postgres*'] as const;
 
@@ -50,7 +54,7 @@ const run = holdRunResources(log);
 for (const v of variants) run.prefixes.push(prefixOf(v.tag));
 
 const describe = (v: (typeof variants)[number]) =>
-  [...v.nodeArgs, ...Object.entries(v.env).map(([k, val]) => `${k}=${val}`)].join(' ') || '(defaults)';
+  [...(v.dist ? [`build ${v.dist}`] : []), ...v.nodeArgs, ...Object.entries(v.env).map(([k, val]) => `${k}=${val}`)].join(' ') || '(defaults)';
 
 async function main(): Promise<void> {
   const infra = (run.infra = await ensureInfra({ purpose: 'bench', log }));
@@ -61,17 +65,17 @@ async function main(): Promise<void> {
   // Connected for the clean-up: the services create their streams, the run deletes them.
   run.nc = await connectNats(infra.natsUrl, 'bench:ab');
   const { keys } = await seedMerchant(sql, { affiliates: settings.affiliates, keys: settings.keys });
-  buildServices();
+  if (variants.some((v) => !v.dist)) buildServices();
 
   const stacks = [];
   for (const v of variants) {
     const common = { ...v.env, APP_ENV: 'development', DATABASE_URL: databaseUrl, NATS_URL: infra.natsUrl, NATS_PREFIX: prefixOf(v.tag), LOG_LEVEL: 'warn' };
     const affiliatesOps = await freePort();
-    const affiliates = startChild(`affiliates ${v.tag}`, serviceEntry('affiliates'), { ...common, OPS_PORT: String(affiliatesOps) }, { nodeArgs: v.nodeArgs });
+    const affiliates = startChild(`affiliates ${v.tag}`, serviceEntry('affiliates', v.dist), { ...common, OPS_PORT: String(affiliatesOps) }, { nodeArgs: v.nodeArgs });
     run.children.push(affiliates);
     await waitFor(affiliates, 'readiness', async () => (await fetch(`http://127.0.0.1:${affiliatesOps}/readyz`)).ok);
     const [port, ops] = [await freePort(), await freePort()];
-    const gateway = startChild(`gateway ${v.tag}`, serviceEntry('gateway'), { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) }, {
+    const gateway = startChild(`gateway ${v.tag}`, serviceEntry('gateway', v.dist), { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) }, {
       nodeArgs: v.nodeArgs,
     });
     run.children.push(gateway);

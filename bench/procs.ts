@@ -18,7 +18,7 @@ export interface Child {
 const MAX_ECHOED_LINES = 20;
 
 /** A service's production entry point: the bundle `npm run build` makes (plain node, no TypeScript loader). */
-export const serviceEntry = (service: string) => `dist/${service}/main.js`;
+export const serviceEntry = (service: string, dist = 'dist') => `${dist}/${service}/main.js`;
 
 /** Builds the services once per run, so the benchmark measures what a container runs. */
 export function buildServices(): void {
