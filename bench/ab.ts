@@ -24,7 +24,8 @@ import { seedMerchant } from './seed.ts';
  * with its own node_modules, `npm run build` done there, and the same migrations; default this checkout's),
  * BENCH_AB_RATE (requests/s, 500: below what one stack sustains, so both measure the same work at the same rate),
  * BENCH_AB_ROUNDS (rounds per stack, 6), BENCH_AB_ROUND (s, 4), BENCH_AB_WARMUP (s per stack, 8), BENCH_AB_PATH
- * (/api/v1/affiliates?limit=25), BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
+ * (/api/v1/affiliates?limit=25; any GET the gateway and the affiliates service answer alone, such as one affiliate
+ * or another page size), BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
  */
 
 const settings = {
