@@ -102,7 +102,24 @@ export function tcpAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
-export function freePort(): Promise<number> {
+/** Every port freePort has handed out in this process. */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on now, for a process about to be started. Never the same one twice in this process: the
+ * kernel often offers a port again as soon as it is closed, so two picks made before either port is bound (npm
+ * start's services, a test's or a benchmark's processes) would otherwise collide.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
