@@ -7,6 +7,7 @@ import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
 import { argsEnv, intEnv, settingsEnv } from './context.ts';
 import { openLoop } from './load.ts';
 import { buildServices, cpuMeter, readMemory, serviceEntry, startChild, waitFor, type Child } from './procs.ts';
+import { mb } from './report.ts';
 import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 
@@ -38,12 +39,11 @@ const settings = {
   keys: intEnv('BENCH_KEYS', 32, 1),
   affiliates: intEnv('BENCH_AFFILIATES', 20_000, 26),
 };
-const variants = (['a', 'b'] as const).map((tag) => ({
-  tag,
-  nodeArgs: argsEnv(`BENCH_AB_${tag.toUpperCase()}_NODE_ARGS`),
-  env: settingsEnv(`BENCH_AB_${tag.toUpperCase()}_ENV`),
-  dist: process.env[`BENCH_AB_${tag.toUpperCase()}_DIST`] ? resolve(process.env[`BENCH_AB_${tag.toUpperCase()}_DIST`]!) : undefined,
-}));
+const variants = (['a', 'b'] as const).map((tag) => {
+  const name = `BENCH_AB_${tag.toUpperCase()}`;
+  const dist = process.env[`${name}_DIST`];
+  return { tag, nodeArgs: argsEnv(`${name}_NODE_ARGS`), env: settingsEnv(`${name}_ENV`), dist: dist ? resolve(dist) : undefined };
+});
 const PROCESSES = ['gateway', 'affiliates', 'postgres*'] as const;
 
 const log = (line: string) => process.stderr.write(`bench:ab: ${line}\n`);
@@ -82,7 +82,9 @@ async function main(): Promise<void> {
     run.children.push(gateway);
     const base = `http://127.0.0.1:${port}`;
     await waitFor(gateway, 'a first answer', async () => (await fetch(base + settings.path, { headers: { authorization: `Bearer ${keys[0]}` } })).status === 200);
-    stacks.push({ ...v, base, processes: { gateway, affiliates } });
+    // CPU µs per request of each process, and the p99, per round.
+    const cpu = Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]])) as Record<(typeof PROCESSES)[number], number[]>;
+    stacks.push({ ...v, base, processes: { gateway, affiliates }, cpu, p99s: [] as number[] });
   }
   log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; GET ${settings.path} at ${settings.rate}/s, ${settings.rounds} rounds of ${settings.round} s each`);
 
@@ -91,26 +93,19 @@ async function main(): Promise<void> {
     openLoop({ base, method: 'GET', path: settings.path, keys }, { connections: settings.connections, duration, rate: settings.rate, wantBody: () => false });
   for (const s of stacks) if (settings.warmup > 0) await load(s.base, settings.warmup);
 
-  // µs per request, per stack, process and round
-  const perRound = new Map(stacks.map((s) => [s.tag, Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]]))]));
-  const p99s = new Map(stacks.map((s) => [s.tag, [] as number[]]));
   for (let round = 0; round < settings.rounds; round++) {
     for (const s of round % 2 === 0 ? stacks : [...stacks].reverse()) {
       const before = meter.snapshot();
       const figures = await load(s.base, settings.round);
       const used = meter.since(before);
-      const cpu = {
-        gateway: used[s.processes.gateway.name],
-        affiliates: used[s.processes.affiliates.name],
-        'postgres*': used['postgres*'],
-      };
+      const seconds = { gateway: used[s.processes.gateway.name], affiliates: used[s.processes.affiliates.name], 'postgres*': used['postgres*'] };
       const line: string[] = [];
       for (const p of PROCESSES) {
-        const us = ((cpu[p] ?? NaN) / figures.requests) * 1e6;
-        perRound.get(s.tag)![p]!.push(us);
+        const us = ((seconds[p] ?? NaN) / figures.requests) * 1e6;
+        s.cpu[p].push(us);
         line.push(`${p} ${us.toFixed(0)}`);
       }
-      p99s.get(s.tag)!.push(figures.p99);
+      s.p99s.push(figures.p99);
       const failed = figures.non2xx + figures.errors;
       log(`round ${round + 1} ${s.tag.toUpperCase()}: ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99.toFixed(1)} ms${failed ? `, ${failed} failed` : ''}; CPU µs per request: ${line.join(', ')}`);
     }
@@ -120,15 +115,15 @@ async function main(): Promise<void> {
   const out: string[] = ['', `A: ${describe(variants[0]!)}`, `B: ${describe(variants[1]!)}`, ''];
   out.push('| CPU µs per request | A mean | A rounds | B mean | B rounds | B vs A |', '|:--|--:|--:|--:|--:|--:|');
   for (const p of PROCESSES) {
-    const [a, b] = stacks.map((s) => perRound.get(s.tag)![p]!);
+    const [a, b] = stacks.map((s) => s.cpu[p]);
     const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
     const diff = ((mean(b!) - mean(a!)) / mean(a!)) * 100;
     out.push(`| ${p} | ${mean(a!).toFixed(0)} | ${range(a!)} | ${mean(b!).toFixed(0)} | ${range(b!)} | ${diff >= 0 ? '+' : ''}${diff.toFixed(1)} % |`);
   }
   out.push('', '| stack | p99 ms, per round | gateway peak RSS | affiliates peak RSS |', '|:--|:--|--:|--:|');
   for (const s of stacks) {
-    const hwm = (c: Child) => `${((readMemory(c.proc.pid)?.hwm ?? NaN) / 1024 / 1024).toFixed(1)} MB`;
-    out.push(`| ${s.tag.toUpperCase()} | ${p99s.get(s.tag)!.map((v) => v.toFixed(1)).join(', ')} | ${hwm(s.processes.gateway)} | ${hwm(s.processes.affiliates)} |`);
+    const hwm = (c: Child) => mb(readMemory(c.proc.pid)?.hwm ?? null);
+    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${hwm(s.processes.gateway)} | ${hwm(s.processes.affiliates)} |`);
   }
   out.push('', '(*) every postgres process on this machine: the other stack is idle while one is measured.');
   console.log(out.join('\n'));

@@ -107,8 +107,8 @@ const handedOut = new Set<number>();
 
 /**
  * A port nothing listens on now, for a process about to be started. Never the same one twice in this process: the
- * kernel often offers a port again as soon as it is closed, so two picks made before either port is bound (npm
- * start's services, a test's or a benchmark's processes) would otherwise collide.
+ * kernel often offers a port again as soon as it is closed, so two picks made before either port is bound (a test's
+ * or a benchmark's processes, npm start's embedded Postgres and nats-server) would otherwise collide.
  */
 export async function freePort(): Promise<number> {
   for (;;) {
