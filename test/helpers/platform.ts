@@ -27,15 +27,15 @@ export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
 const randomName = () => randomBytes(5).toString('hex');
 
-/** A fresh, migrated database of its own, dropped at teardown. */
-export async function createTestDatabase(t: TestLike): Promise<{ url: string; sql: Sql }> {
+/** A fresh database of its own (migrated unless `migrated: false`), dropped at teardown. */
+export async function createTestDatabase(t: TestLike, opts: { migrated?: boolean } = {}): Promise<{ url: string; sql: Sql }> {
   const name = `t_${randomName()}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   const sql = connectDatabase(url.toString(), { max: 5, applicationName: 'test' });
-  await migrate(sql);
+  if (opts.migrated !== false) await migrate(sql);
   t.teardown(async () => {
     await sql.end({ timeout: 1 });
     await admin.unsafe(`drop database if exists "${name}" with (force)`);
