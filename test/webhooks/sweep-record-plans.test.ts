@@ -1,0 +1,120 @@
+import t from 'tap';
+import type { Queryable } from '@platform/shared/db';
+import { newId } from '@platform/shared/ids';
+import { deadLetterDueOfDisabled, recordAttempts, type AttemptRecord } from '@platform/dispatcher/queries/deliveries';
+import { createMerchant } from '../../scripts/admin/commands.ts';
+import { createTestDatabase } from '../helpers/platform.ts';
+
+/**
+ * Recording attempts and the sweeper's dead-lettering run all the time, on a table that grows by a row per delivery.
+ * A prepared statement's generic plan (Postgres switches to it after five runs) is kept until the table's statistics
+ * change: on a server without autovacuum, or between its visits, it was made for a smaller table or for a moment when
+ * little was active. The benchmark's database is in this state (analyzed after its warm-up of 600 deliveries), and
+ * there these two statements read the whole table, or every active delivery, on every call. Both must reach only
+ * the rows they are about, whatever the statistics.
+ */
+const { sql } = await createTestDatabase(t);
+// Statistics stay as this test leaves them.
+await sql`alter table webhook_deliveries set (autovacuum_enabled = false)`;
+const merchantId = (await createMerchant(sql, 'Sweep Record Plans', 'growth'))!['id'] as string;
+
+async function endpoint(enabled = true): Promise<string> {
+  const id = newId('we');
+  await sql`
+    insert into webhook_endpoints (id, merchant_id, url, event_types, secret_encrypted, enabled, disabled_reason)
+    values (${id}, ${merchantId}, 'https://example.com/hook', ${['payout.sent']}, 'not-used-here', ${enabled}, ${enabled ? null : 'manual'})`;
+  return id;
+}
+
+/** `count` messages and one delivery each to `endpointId`; their ids. Pending ones are due now. */
+async function deliveries(endpointId: string, count: number, status: 'pending' | 'succeeded', lockedBy: string | null = null): Promise<string[]> {
+  const messages = Array.from({ length: count }, () => newId('msg'));
+  const ids = Array.from({ length: count }, () => newId('dlv'));
+  await sql`
+    insert into webhook_messages (id, merchant_id, type, body, created_at)
+    select m, ${merchantId}, 'payout.sent', '{}', now() from unnest(${messages}::text[]) as m`;
+  await sql`
+    insert into webhook_deliveries (id, message_id, endpoint_id, merchant_id, status, next_attempt_at, locked_until, locked_by)
+    select d.id, d.m, ${endpointId}, ${merchantId}, ${status}, case when ${status} = 'pending' then now() end,
+      case when ${lockedBy}::text is not null then now() + interval '1 minute' end, ${lockedBy}
+    from unnest(${ids}::text[], ${messages}::text[]) as d (id, m)`;
+  return ids;
+}
+
+/** Rows of webhook_deliveries returned by sequential scans, and entries of the active-deliveries index read, so far. */
+async function reads(tx: Queryable): Promise<{ seq: number; active: number }> {
+  const [row] = await tx<{ seq: string; active: string }[]>`
+    select pg_stat_get_xact_tuples_returned('webhook_deliveries'::regclass)::text as seq,
+           pg_stat_get_xact_tuples_returned('webhook_deliveries_endpoint_next'::regclass)::text as active`;
+  return { seq: Number(row!.seq), active: Number(row!.active) };
+}
+
+const succeeded = (id: string): AttemptRecord => ({
+  delivery: { id, endpoint_id: '' },
+  outcome: { attemptedAt: new Date(), statusCode: 200, error: null, durationMs: 3, responseBody: 'ok', retryAfterMs: null },
+  verdict: { kind: 'succeeded' },
+  attemptsMade: 1,
+});
+
+const busyEndpoint = await endpoint();
+// Statistics of a table of 600 deliveries, all finished: as the benchmark analyzes after its warm-up.
+await deliveries(busyEndpoint, 600, 'succeeded');
+await sql`analyze webhook_deliveries`;
+
+t.test('attempts are recorded by primary key under a generic plan made when the table was small', async (t) => {
+  const conn = await sql.reserve();
+  t.teardown(() => conn.release());
+  await conn`set plan_cache_mode = force_generic_plan`;
+  // Prepares the statement while the table has the 600 rows of its statistics, in a transaction as the dispatcher
+  // records attempts.
+  const first = await deliveries(busyEndpoint, 5, 'pending', 'replica-a');
+  await conn`begin`;
+  await recordAttempts(conn, first.map(succeeded), 'replica-a');
+  await conn`commit`;
+
+  await deliveries(busyEndpoint, 6000, 'succeeded');
+  const batch = await deliveries(busyEndpoint, 20, 'pending', 'replica-a');
+  await conn`begin`;
+  const before = await reads(conn);
+  await recordAttempts(conn, batch.map(succeeded), 'replica-a');
+  const scanned = (await reads(conn)).seq - before.seq;
+  await conn`commit`;
+  t.ok(scanned < 100, `${scanned} rows read by sequential scans (the table has 6,625)`);
+
+  const [attempts] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempts where delivery_id = any(${batch}::text[])`;
+  t.equal(attempts!.n, 20, 'one attempt row per delivery');
+  const states = await sql<{ status: string; locked_by: string | null }[]>`
+    select distinct status, locked_by from webhook_deliveries where id = any(${batch}::text[])`;
+  t.same(states, [{ status: 'succeeded', locked_by: null }], 'every delivery succeeded and released its lease');
+});
+
+t.test("the sweeper dead-letters a disabled endpoint's due deliveries without reading an enabled one's backlog", async (t) => {
+  const conn = await sql.reserve();
+  t.teardown(() => conn.release());
+  await conn`set plan_cache_mode = force_generic_plan`;
+  const backlogEndpoint = await endpoint();
+  // A backlog of another endpoint, due now, unknown to the statistics (taken while nothing was active).
+  await deliveries(backlogEndpoint, 4000, 'pending');
+  const disabled = await endpoint(false);
+  const due = await deliveries(disabled, 3, 'pending');
+  const leased = await deliveries(disabled, 1, 'pending', 'replica-b');
+
+  await conn`begin`;
+  const before = await reads(conn);
+  const count = await deadLetterDueOfDisabled(conn);
+  const after = await reads(conn);
+  await conn`commit`;
+  t.equal(count, 3, "the disabled endpoint's three due, unleased deliveries");
+  t.ok(after.active - before.active < 100, `${after.active - before.active} active-index entries read (the backlog has 4,000)`);
+  t.ok(after.seq - before.seq < 100, `${after.seq - before.seq} rows read by sequential scans`);
+
+  const rows = await sql<{ id: string; status: string; dead_letter_reason: string | null }[]>`
+    select id, status, dead_letter_reason from webhook_deliveries where endpoint_id = ${disabled} order by id`;
+  t.same(
+    rows.filter((r) => due.includes(r.id)).map((r) => [r.status, r.dead_letter_reason]),
+    Array(3).fill(['dead_lettered', 'endpoint_disabled']),
+  );
+  t.same(rows.filter((r) => leased.includes(r.id)).map((r) => r.status), ['pending'], 'a leased delivery is left to its attempt');
+  const [backlog] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${backlogEndpoint} and status = 'pending'`;
+  t.equal(backlog!.n, 4000, "the enabled endpoint's backlog is untouched");
+});
