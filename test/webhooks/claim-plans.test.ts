@@ -1,8 +1,8 @@
 import t from 'tap';
 import type { Queryable } from '@platform/shared/db';
-import { newId } from '@platform/shared/ids';
 import { claimDue, clearHints, lockEndpoints, markDueForHint } from '@platform/dispatcher/queries/deliveries';
 import { createMerchant } from '../../scripts/admin/commands.ts';
+import { insertDeliveryRows, insertEndpointRow } from '../helpers/delivery-rows.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 /**
@@ -16,27 +16,9 @@ const { sql } = await createTestDatabase(t);
 await sql`alter table webhook_deliveries set (autovacuum_enabled = false)`;
 const merchantId = (await createMerchant(sql, 'Claim Plans', 'growth'))!['id'] as string;
 
-async function endpoint(): Promise<string> {
-  const id = newId('we');
-  await sql`
-    insert into webhook_endpoints (id, merchant_id, url, event_types, secret_encrypted)
-    values (${id}, ${merchantId}, 'https://example.com/hook', ${['payout.sent']}, 'not-used-here')`;
-  return id;
-}
-
-/** `count` messages and one delivery each to `endpointId`, in the given status; their ids. */
-async function deliveries(endpointId: string, count: number, status: 'pending' | 'succeeded'): Promise<string[]> {
-  const messages = Array.from({ length: count }, () => newId('msg'));
-  const ids = Array.from({ length: count }, () => newId('dlv'));
-  await sql`
-    insert into webhook_messages (id, merchant_id, type, body, created_at)
-    select m, ${merchantId}, 'payout.sent', '{}', now() from unnest(${messages}::text[]) as m`;
-  await sql`
-    insert into webhook_deliveries (id, message_id, endpoint_id, merchant_id, status, next_attempt_at)
-    select d.id, d.m, ${endpointId}, ${merchantId}, ${status}, case when ${status} = 'pending' then now() end
-    from unnest(${ids}::text[], ${messages}::text[]) as d (id, m)`;
-  return ids;
-}
+const endpoint = () => insertEndpointRow(sql, merchantId);
+const deliveries = (endpointId: string, count: number, status: 'pending' | 'succeeded') =>
+  insertDeliveryRows(sql, merchantId, endpointId, count, status);
 
 /** Index entries of the partial index on active deliveries read by this transaction so far. */
 async function activeIndexReads(tx: Queryable): Promise<number> {

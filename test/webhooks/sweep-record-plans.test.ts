@@ -1,8 +1,8 @@
 import t from 'tap';
 import type { Queryable } from '@platform/shared/db';
-import { newId } from '@platform/shared/ids';
 import { deadLetterDueOfDisabled, recordAttempts, type AttemptRecord } from '@platform/dispatcher/queries/deliveries';
 import { createMerchant } from '../../scripts/admin/commands.ts';
+import { insertDeliveryRows, insertEndpointRow } from '../helpers/delivery-rows.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 /**
@@ -18,28 +18,9 @@ const { sql } = await createTestDatabase(t);
 await sql`alter table webhook_deliveries set (autovacuum_enabled = false)`;
 const merchantId = (await createMerchant(sql, 'Sweep Record Plans', 'growth'))!['id'] as string;
 
-async function endpoint(enabled = true): Promise<string> {
-  const id = newId('we');
-  await sql`
-    insert into webhook_endpoints (id, merchant_id, url, event_types, secret_encrypted, enabled, disabled_reason)
-    values (${id}, ${merchantId}, 'https://example.com/hook', ${['payout.sent']}, 'not-used-here', ${enabled}, ${enabled ? null : 'manual'})`;
-  return id;
-}
-
-/** `count` messages and one delivery each to `endpointId`; their ids. Pending ones are due now. */
-async function deliveries(endpointId: string, count: number, status: 'pending' | 'succeeded', lockedBy: string | null = null): Promise<string[]> {
-  const messages = Array.from({ length: count }, () => newId('msg'));
-  const ids = Array.from({ length: count }, () => newId('dlv'));
-  await sql`
-    insert into webhook_messages (id, merchant_id, type, body, created_at)
-    select m, ${merchantId}, 'payout.sent', '{}', now() from unnest(${messages}::text[]) as m`;
-  await sql`
-    insert into webhook_deliveries (id, message_id, endpoint_id, merchant_id, status, next_attempt_at, locked_until, locked_by)
-    select d.id, d.m, ${endpointId}, ${merchantId}, ${status}, case when ${status} = 'pending' then now() end,
-      case when ${lockedBy}::text is not null then now() + interval '1 minute' end, ${lockedBy}
-    from unnest(${ids}::text[], ${messages}::text[]) as d (id, m)`;
-  return ids;
-}
+const endpoint = (enabled = true) => insertEndpointRow(sql, merchantId, enabled);
+const deliveries = (endpointId: string, count: number, status: 'pending' | 'succeeded', lockedBy: string | null = null) =>
+  insertDeliveryRows(sql, merchantId, endpointId, count, status, lockedBy);
 
 /** Rows of webhook_deliveries returned by sequential scans, and entries of the active-deliveries index read, so far. */
 async function reads(tx: Queryable): Promise<{ seq: number; active: number }> {
