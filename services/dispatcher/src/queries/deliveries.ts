@@ -315,8 +315,8 @@ const STATUS_AFTER: Record<Verdict['kind'], DeliveryStatus> = {
  */
 export async function recordAttempts(tx: Queryable, records: AttemptRecord[], replicaId: string): Promise<void> {
   if (records.length === 0) return;
-  // The ids again as an array: with it the planner looks the rows up by primary key. Joined only to the JSON
-  // rows (estimated at 100), it may hash-join a scan of the whole table.
+  // The ids again as an array, a primary-key condition on each side: joined only to the JSON rows (estimated at
+  // 100), the planner prefers hashing a scan of the table to a hundred probes.
   const ids = records.map((r) => r.delivery.id);
   // JSON rather than parallel arrays: the driver's array encoding cannot carry nulls or booleans.
   const rows = records.map((r) => ({
