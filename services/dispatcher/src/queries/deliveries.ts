@@ -154,6 +154,23 @@ export async function relaxCommit(tx: Queryable): Promise<void> {
   await tx`set local synchronous_commit = off`;
 }
 
+/** The planner settings a statement here may need changed for itself, with the value every other statement has. */
+const PLANNER_NORMAL = { enable_seqscan: 'on', plan_cache_mode: 'auto' } as const;
+
+/**
+ * Runs one statement of a transaction with a planner setting of its own: set just before it and put back just
+ * after, the three sent together, so the transaction's other statements are planned as everywhere else. The plan a
+ * prepared statement caches keeps the setting it was made under.
+ */
+async function plannedWith<T>(tx: Queryable, setting: keyof typeof PLANNER_NORMAL, value: string, statement: PromiseLike<T>): Promise<T> {
+  const [, result] = await Promise.all([
+    tx`select set_config(${setting}, ${value}, true)`,
+    statement,
+    tx`select set_config(${setting}, ${PLANNER_NORMAL[setting]}, true)`,
+  ]);
+  return result;
+}
+
 /** Advisory lock space of per-endpoint claim serialisation (any constant not used elsewhere). */
 const CLAIM_LOCK_SPACE = 7_241_020;
 
@@ -200,9 +217,11 @@ export async function claimDue(
   // an average endpoint, looks dearer than a custom plan for the one claimed, and Postgres planned every claim
   // afresh: 0.42 ms of planning against 0.11 ms of execution, the Postgres CPU a 503 endpoint's backlog added to
   // every other endpoint's events. The statement reads each endpoint's own rows through its indexes whatever the
-  // endpoint (test/webhooks/claim-plans.test.ts). The setting covers this statement alone.
-  const [, claimed] = await Promise.all([
-    tx`set local plan_cache_mode = force_generic_plan`,
+  // endpoint (test/webhooks/claim-plans.test.ts).
+  return plannedWith(
+    tx,
+    'plan_cache_mode',
+    'force_generic_plan',
     tx<ClaimedDelivery[]>`
     with room as materialized (
       select e.id as endpoint_id, e.url, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at,
@@ -248,9 +267,7 @@ export async function claimDue(
     where d.id = c.id
     returning d.id, d.message_id, d.endpoint_id, d.merchant_id, d.attempt_count, r.url, r.secret_encrypted,
       r.previous_secret_encrypted, r.previous_secret_expires_at, m.body`,
-    tx`set local plan_cache_mode = auto`,
-  ]);
-  return claimed;
+  );
 }
 
 /**
@@ -344,10 +361,11 @@ export async function recordAttempts(tx: Queryable, records: AttemptRecord[], re
   // table was small can be one, and it is kept as the table grows (until the next ANALYZE: on a server without
   // autovacuum, never). The benchmark's, made after its warm-up, scanned the whole table twice per call once it had
   // grown to 30,000 rows, and halved the delivery rate. Planned without sequential scans, the statement reads the
-  // rows by primary key whatever the statistics were. The setting covers this statement alone: the transaction's
-  // other statements are planned as everywhere else.
-  await Promise.all([
-    tx`set local enable_seqscan = off`,
+  // rows by primary key whatever the statistics were.
+  await plannedWith(
+    tx,
+    'enable_seqscan',
+    'off',
     tx`
     with o as (
       select * from json_to_recordset(${JSON.stringify(rows)}::text::json)
@@ -364,8 +382,7 @@ export async function recordAttempts(tx: Queryable, records: AttemptRecord[], re
       updated_at = date_trunc('milliseconds', now()), status = o.status, dead_letter_reason = o.reason,
       next_attempt_at = case when o.delay_ms is null then null else now() + o.delay_ms * interval '1 millisecond' end
     from o where d.id = o.id and d.id = any(${ids}::text[]) and d.locked_by = ${replicaId}`,
-    tx`set local enable_seqscan = on`,
-  ]);
+  );
 }
 
 /** What a batch of attempts did to one endpoint, in the order they finished. */
