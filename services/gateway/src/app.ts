@@ -171,7 +171,8 @@ export function createApp(deps: GatewayDeps): express.Express {
       );
       switch (result.kind) {
         case 'ok':
-          res.status(result.status).type('application/json').send(Buffer.from(result.body));
+          // A view of the reply's bytes, not a copy of them.
+          res.status(result.status).type('application/json').send(Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength));
           return;
         case 'no_content':
           res.status(204).end();
