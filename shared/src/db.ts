@@ -12,6 +12,12 @@ export function connectDatabase(
     applicationName?: string;
     /** false: commits return before their WAL is flushed (for counters whose last few hundred ms may be lost in a crash). */
     synchronousCommit?: boolean;
+    /**
+     * true: every prepared statement uses its generic plan from its first run (plan_cache_mode force_generic_plan).
+     * For a pool of its own that runs only statements whose generic plan is right whatever their parameters, which
+     * Postgres would otherwise plan afresh on every call (see the events service's attribution read).
+     */
+    genericPlans?: boolean;
   } = {},
 ): Sql {
   return postgres(url, {
@@ -20,6 +26,7 @@ export function connectDatabase(
     connection: {
       application_name: options.applicationName ?? 'affiliate-platform',
       ...(options.synchronousCommit === false ? { synchronous_commit: 'off' } : {}),
+      ...(options.genericPlans ? { plan_cache_mode: 'force_generic_plan' } : {}),
     },
     // numeric and bigint come back as strings: money is never turned into a float by the driver.
     types: {},

@@ -3,11 +3,13 @@ import { connectDatabase } from '@platform/shared/db';
 import { findAttributionContexts } from '@platform/events/queries/attribution-context';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
+import { clickReferralLink, createAffiliate, setSettings, startWithEvents } from './setup.ts';
 
 /**
  * Recording events reads every batch's settings and attribution with one statement. Left to choose, Postgres
  * planned it afresh on almost every call (0.64 ms of planning against 0.12 ms of execution in the benchmark), so it
- * runs with its generic plan: made on the first call of a connection and used for every call after.
+ * runs on a pool whose connections use generic plans: made on the first call of a connection and used for every
+ * call after.
  */
 const { url, sql } = await createTestDatabase(t);
 const merchantId = (await createMerchant(sql, 'Attribution Plans', 'growth'))!['id'] as string;
@@ -21,8 +23,8 @@ await sql`
   values ('vis_plans_1', ${merchantId}, 'aff_plans_1', 'hash-1', now() + interval '30 days')`;
 await sql`insert into coupons (id, merchant_id, affiliate_id, code) values ('cpn_plans_1', ${merchantId}, 'aff_plans_2', 'Spring10')`;
 
-// One connection, so that its prepared statements can be looked at.
-const single = connectDatabase(url, { max: 1, applicationName: 'attribution-plans-test' });
+// One connection of such a pool, so that its prepared statements can be looked at.
+const single = connectDatabase(url, { max: 1, applicationName: 'attribution-plans-test', genericPlans: true });
 t.teardown(() => single.end({ timeout: 5 }));
 
 t.test('eight batches of every size use one generic plan and read the right rows', async (t) => {
@@ -46,7 +48,26 @@ t.test('eight batches of every size use one generic plan and read the right rows
   t.same(plans, [{ generic_plans: '8', custom_plans: '0' }], 'the generic plan, made once, for every call');
 });
 
-t.test('the setting stays with the statement: the connection plans as before afterwards', async (t) => {
-  const [row] = await single<{ mode: string }[]>`select current_setting('plan_cache_mode') as mode`;
+t.test('a pool without the option plans as Postgres chooses', async (t) => {
+  const plain = connectDatabase(url, { max: 1, applicationName: 'attribution-plans-plain' });
+  t.teardown(() => plain.end({ timeout: 5 }));
+  const [row] = await plain<{ mode: string }[]>`select current_setting('plan_cache_mode') as mode`;
   t.equal(row!.mode, 'auto');
+});
+
+t.test('the events service reads attribution on its generic-plan connections', async (t) => {
+  const { platform } = await startWithEvents(t);
+  const merchant = await platform.merchant();
+  await setSettings(platform.sql, merchant.id, { landing_url: 'https://shop.example.com/' });
+  const jane = await createAffiliate(merchant.client, 'jane@example.com');
+  const visitId = await clickReferralLink(platform.baseUrl, merchant.id, jane.slug);
+  const res = await merchant.client.post('/api/v1/events', { event_type: 'purchase', external_id: 'plans-1', cookie_id: visitId, amount: 10 });
+  t.equal(res.status, 201);
+  t.equal(res.body.attributed_by, 'cookie');
+  const backends = await platform.sql<{ query: string }[]>`
+    select query from pg_stat_activity where datname = current_database() and application_name = 'events-attribution'`;
+  t.ok(
+    backends.some((b) => b.query.includes('with ordinality as r(merchant_id, visit_id, coupon, n)')),
+    'a connection named events-attribution ran the read',
+  );
 });

@@ -49,7 +49,7 @@ export type RecordEvent = (merchantId: string, body: RecordEventBody, log: Logge
  * Requests in one batch with the same key are compared with the one that came first, as if it had been inserted
  * before them. When the batch's insert fails, its events are inserted one by one, so one bad event fails alone.
  */
-export function createEventRecorder(sql: Sql): RecordEvent {
+export function createEventRecorder(sql: Sql, attributionSql: Sql): RecordEvent {
   const waiting: Request[] = [];
   let inProgress = 0;
   let scheduled = false;
@@ -58,7 +58,7 @@ export function createEventRecorder(sql: Sql): RecordEvent {
     while (waiting.length > 0 && inProgress < SLOTS) {
       const batch = waiting.splice(0, MAX_BATCH);
       inProgress++;
-      void recordBatch(sql, batch)
+      void recordBatch(sql, attributionSql, batch)
         .catch((err) => {
           for (const r of batch) r.reject(err);
         })
@@ -80,9 +80,9 @@ export function createEventRecorder(sql: Sql): RecordEvent {
 }
 
 /** Records one batch; settles every request (a rejection after a request was settled is ignored by its promise). */
-async function recordBatch(sql: Sql, batch: Request[]): Promise<void> {
+async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
   const contexts = await findAttributionContexts(
-    sql,
+    attributionSql,
     batch.map((r) => ({ merchantId: r.merchantId, visitId: visitIdOf(r.body.cookie_id), coupon: r.body.coupon ?? null })),
   );
 

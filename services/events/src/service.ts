@@ -1,5 +1,6 @@
 import { encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
+import { connectDatabase } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { EventsConfig } from './config.ts';
@@ -18,14 +19,19 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     cursorKey: createHmacKey(master, 'cursor'),
     ipHashKey: createHmacKey(master, 'ip-hash'),
   };
+  // The read of every batch's settings and attribution runs on connections of its own that use generic plans
+  // (see findAttributionContexts): one per batch recorded at once (recording.ts SLOTS). Closed after the
+  // operations have drained, as a worker.
+  const attributionSql = connectDatabase(config.DATABASE_URL, { max: 2, applicationName: 'events-attribution', genericPlans: true });
   return startService({
     name: 'events',
     config,
     outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS },
-    operations: [recordEventOperation(), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
+    operations: [recordEventOperation(attributionSql), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
       startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),
+      { stop: () => attributionSql.end({ timeout: 5 }) },
     ],
     log,
   });

@@ -1,5 +1,4 @@
-import type { Queryable, Sql } from '@platform/shared/db';
-import { inOneTrip } from '@platform/shared/transactions';
+import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import type { VisitRow } from './visits.ts';
 
@@ -25,23 +24,14 @@ export interface AttributionLookup {
  * age), and the affiliate owning the coupon code (case-insensitive) with its status. Answers one entry per lookup,
  * in order; undefined where the merchant has no row. Every join is on the lookup's own merchant.
  *
- * The statement runs with its generic plan, in a transaction of its own that sets plan_cache_mode for it (BEGIN,
- * the setting, the statement and COMMIT leave in one write). Left to choose, Postgres planned it afresh on almost
- * every call: pg_stat_statements counted 2,084 plans in 3,174 calls of the benchmark, 0.64 ms of planning each
- * against 0.12 ms of execution, because the generic plan costs the unnest at ten rows and so looks dearer than a
- * custom plan for the few events of most batches. The generic plan is the same nested loop of probes by primary
- * key and unique index (the merchant's row, its visit, the coupon's owner). `test/events/attribution-plans.test.ts`
- * counts the plans.
+ * Run it on the events service's attribution pool (`connectDatabase` with `genericPlans`), whose connections use
+ * generic plans. Left to choose, Postgres planned this statement afresh on almost every call: pg_stat_statements
+ * counted 2,084 plans in 3,174 calls of the benchmark, 0.64 ms of planning each against 0.12 ms of execution,
+ * because the generic plan costs the unnest at ten rows and so looks dearer than a custom plan for the few events of
+ * most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
+ * row, its visit, the coupon's owner). `test/events/attribution-plans.test.ts` counts the plans.
  */
-export async function findAttributionContexts(sql: Sql, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
-  const [, contexts] = await inOneTrip<[unknown, (AttributionContext | undefined)[]]>(sql, (tx) => [
-    tx`select set_config('plan_cache_mode', 'force_generic_plan', true)`.then(() => undefined),
-    readAttributionContexts(tx, lookups),
-  ]);
-  return contexts;
-}
-
-async function readAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
+export async function findAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
   const rows = await sql<
     {
       n: number;
