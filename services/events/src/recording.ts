@@ -13,7 +13,7 @@ import { findAttributionContexts } from './queries/attribution-context.ts';
 import { findEventsByKeys, insertEventsWithOutbox, type ConversionEventRow, type NewConversionEvent } from './queries/conversion-events.ts';
 
 /** Batches being recorded at once; events arriving while every slot is busy wait and go together in the next. */
-const SLOTS = 2;
+export const RECORDING_SLOTS = 2;
 /** The most events one batch records (one read and one insert statement). */
 const MAX_BATCH = 64;
 
@@ -36,9 +36,9 @@ export type RecordEvent = (merchantId: string, body: RecordEventBody, log: Logge
 
 /**
  * Records conversion events (POST /api/v1/events) in batches: the requests that arrive in one turn of the event
- * loop, or while SLOTS batches are in progress, are recorded together with one statement that reads every event's
- * settings and attribution and one that inserts every event with its outbox row, instead of two statements per
- * event.
+ * loop, or while RECORDING_SLOTS batches are in progress, are recorded together with one statement that reads every
+ * event's settings and attribution and one that inserts every event with its outbox row, instead of two statements
+ * per event.
  *
  * Why: on this path a statement's socket writes, the backend's wake-up and the commit's WAL flush cost more than
  * the rows themselves, so recording n events in one commit costs little more than recording one. A lone request
@@ -55,7 +55,7 @@ export function createEventRecorder(sql: Sql, attributionSql: Sql): RecordEvent 
   let scheduled = false;
   const start = () => {
     scheduled = false;
-    while (waiting.length > 0 && inProgress < SLOTS) {
+    while (waiting.length > 0 && inProgress < RECORDING_SLOTS) {
       const batch = waiting.splice(0, MAX_BATCH);
       inProgress++;
       void recordBatch(sql, attributionSql, batch)

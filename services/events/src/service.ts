@@ -10,6 +10,7 @@ import { deleteCouponOperation } from './operations/delete-coupon.ts';
 import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
 import { startVisitPurge } from './tracking/purge-visits.ts';
+import { RECORDING_SLOTS } from './recording.ts';
 import { serveTracking } from './tracking/serve.ts';
 
 /** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
@@ -20,9 +21,9 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     ipHashKey: createHmacKey(master, 'ip-hash'),
   };
   // The read of every batch's settings and attribution runs on connections of its own that use generic plans
-  // (see findAttributionContexts): one per batch recorded at once (recording.ts SLOTS). Closed after the
-  // operations have drained, as a worker.
-  const attributionSql = connectDatabase(config.DATABASE_URL, { max: 2, applicationName: 'events-attribution', genericPlans: true });
+  // (see findAttributionContexts): one per batch recorded at once. Closed after the operations have drained, as a
+  // worker.
+  const attributionSql = connectDatabase(config.DATABASE_URL, { max: RECORDING_SLOTS, applicationName: 'events-attribution', genericPlans: true });
   return startService({
     name: 'events',
     config,
