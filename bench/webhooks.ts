@@ -3,6 +3,7 @@ import { Agent, request } from 'undici';
 import { streamName } from '@platform/shared/catalogue';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
+import { OUTBOX_RELAY_INTERVAL_DEFAULT_MS } from '@platform/shared/config';
 import { createLogger } from '@platform/shared/log';
 import { enqueueEvents, outboxCommitted, startOutboxRelay } from '@platform/shared/outbox';
 import { generateWebhookSecret, webhookHeaders } from '@platform/shared/webhooks';
@@ -194,7 +195,14 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   // ---- event to first attempt, quiet then beside a failing endpoint with a backlog -------------------------------
   // The producing service: its pool, and the outbox relay that a service producing domain events runs beside it.
   const producer = connectDatabase(ctx.databaseUrl, { max: 8, applicationName: 'bench-producer' });
-  const producerRelay = startOutboxRelay({ sql: producer, nc: ctx.nc, prefix: ctx.prefix, log: createLogger({ service: 'bench-producer' }, 'warn') });
+  // Paced as the services' relays are by default (OUTBOX_RELAY_INTERVAL_MS).
+  const producerRelay = startOutboxRelay({
+    sql: producer,
+    nc: ctx.nc,
+    prefix: ctx.prefix,
+    log: createLogger({ service: 'bench-producer' }, 'warn'),
+    minIntervalMs: OUTBOX_RELAY_INTERVAL_DEFAULT_MS,
+  });
   const firstAttempt = async (name: string): Promise<Measured & { latency: Latency }> => {
     await receiver.stats('healthy', true);
     log(`${name}: ${s.rate} tax_form.submitted events/s for ${settings.duration} s, open loop`);

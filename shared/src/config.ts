@@ -63,6 +63,9 @@ export const CommonEnv = {
   ),
 };
 
+/** The relay's default pacing; the bench's own producer relay uses it too, as the services' relays do. */
+export const OUTBOX_RELAY_INTERVAL_DEFAULT_MS = 20;
+
 // Read by the services that run an outbox relay (affiliates, events, commissions).
 export const OutboxEnv = {
   OUTBOX_RETENTION_DAYS: Type.Integer({
@@ -70,6 +73,12 @@ export const OutboxEnv = {
     minimum: 1,
     maximum: 3650,
     description: 'published outbox rows older than this, once the reconcilers have passed them, are deleted (at start, then hourly, by each service that runs a relay)',
+  }),
+  OUTBOX_RELAY_INTERVAL_MS: Type.Integer({
+    default: OUTBOX_RELAY_INTERVAL_DEFAULT_MS,
+    minimum: 0,
+    maximum: 1000,
+    description: 'least time between two publishing passes of the relay woken by commits: a commit after a quiet spell is published at once, under load each pass carries what was committed in the interval (0: every wake-up)',
   }),
 };
 

@@ -3,6 +3,7 @@ import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
+import { createPacer } from './pacer.ts';
 import type { Logger } from './log.ts';
 import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './service.ts';
@@ -224,7 +225,9 @@ function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error 
  * published only in the transaction that claimed it and only after JetStream acknowledged every row of the batch;
  * a crash or a refusal before the mark re-publishes the rows later, and Nats-Msg-Id (the envelope id) makes
  * JetStream store each once. Woken by `outboxCommitted` in its own process, by NOTIFY (enqueueEvent, or a process
- * without a relay), and by a timer in case a wake-up was missed.
+ * without a relay), and by a timer in case a wake-up was missed. Wake-ups are paced (pacer.ts): a pass starts no
+ * sooner than `minIntervalMs` after the previous one started, so that under a steady load one pass claims, publishes
+ * and marks the rows of many commits instead of each commit's one or two; `flush()` itself is never held back.
  */
 export function startOutboxRelay(opts: {
   sql: Sql;
@@ -233,6 +236,8 @@ export function startOutboxRelay(opts: {
   log: Logger;
   batchSize?: number;
   pollMs?: number;
+  /** Least time between the starts of two passes woken by commits (default 0: every wake-up). */
+  minIntervalMs?: number;
 }): OutboxRelay {
   const { sql, nc, prefix, log } = opts;
   const publisher = createJetStreamPublisher(nc);
@@ -291,11 +296,12 @@ export function startOutboxRelay(opts: {
 
   const timer = setInterval(() => void flush(), opts.pollMs ?? 1000);
   timer.unref();
-  const wake = () => void flush();
+  const pacer = createPacer(opts.minIntervalMs ?? 0, () => void flush());
+  const wake = () => pacer.kick();
   let wakes = localRelays.get(sql);
   if (!wakes) localRelays.set(sql, (wakes = new Set()));
   wakes.add(wake);
-  const listening = sql.listen(NOTIFY_CHANNEL, () => void flush()).catch((err) => {
+  const listening = sql.listen(NOTIFY_CHANNEL, wake).catch((err) => {
     log.warn('outbox relay could not LISTEN; polling only', { err: (err as Error).message });
     return null;
   });
@@ -306,6 +312,7 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      pacer.stop();
       wakes.delete(wake);
       // Unlisten first, whatever is in flight: the work may be stuck on a database that has gone away, and then the
       // pool is closed under it (the drain bound in service.ts); no LISTEN should be left open when that happens.

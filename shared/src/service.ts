@@ -38,7 +38,7 @@ export async function startService(opts: {
   config: CommonConfig & { OPS_PORT: number };
   operations: Operation[];
   /** Whether this process runs an outbox relay, and with it the purge of published rows past their retention. */
-  outboxRelay: { retentionDays: number } | false;
+  outboxRelay: { retentionDays: number; minIntervalMs: number } | false;
   workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
   log?: Logger;
 }): Promise<ServiceRuntime> {
@@ -55,7 +55,7 @@ export async function startService(opts: {
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
-  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log }) : null;
+  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: opts.outboxRelay.minIntervalMs }) : null;
   const outboxPurge = opts.outboxRelay ? startOutboxPurge(sql, log, opts.outboxRelay.retentionDays) : null;
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };

@@ -17,6 +17,12 @@ export const CommissionsEnv = Type.Object({
     maximum: 64,
     description: 'conversion.recorded messages one replica processes at the same time (each in its own transaction)',
   }),
+  CONVERSION_BATCH_INTERVAL_MS: Type.Integer({
+    default: 20,
+    minimum: 0,
+    maximum: 1000,
+    description: 'least time between the starts of two batches of conversion.recorded messages that are not full: a conversion after a quiet spell is processed at once, under load each batch carries what arrived in the interval (0: every turn of the event loop)',
+  }),
   CONVERSION_RECONCILE_AFTER_MS: Type.Integer({
     default: 60_000,
     minimum: 100,

@@ -36,13 +36,20 @@ export async function startCommissionsService(
   const runtime = await startService({
     name: 'commissions',
     config,
-    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS },
+    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS, minIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS },
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
     workers: async ({ sql, nc, log: workerLog }) => {
       const process = (envelopes: Parameters<typeof processConversions>[1]) =>
         processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
-      const consumer = await startConversionConsumer({ nc, prefix: config.NATS_PREFIX, log: workerLog, concurrency: config.CONVERSION_CONCURRENCY, process });
+      const consumer = await startConversionConsumer({
+        nc,
+        prefix: config.NATS_PREFIX,
+        log: workerLog,
+        concurrency: config.CONVERSION_CONCURRENCY,
+        batchIntervalMs: config.CONVERSION_BATCH_INTERVAL_MS,
+        process,
+      });
       const settleMs = config.CONVERSION_RECONCILE_AFTER_MS;
       const reconciler = startIntervalWorker({
         name: 'conversion reconcile',

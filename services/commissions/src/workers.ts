@@ -26,6 +26,8 @@ export async function startConversionConsumer(opts: {
   prefix: string;
   log: Logger;
   concurrency: number;
+  /** Least time between the starts of two batches that are not full (consumeInBatches minIntervalMs). */
+  batchIntervalMs: number;
   process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
 }): Promise<Worker> {
   const { nc, prefix, log, concurrency } = opts;
@@ -102,6 +104,7 @@ export async function startConversionConsumer(opts: {
     concurrency,
     maxBatch: MAX_BATCH,
     gatherTurn: true,
+    minIntervalMs: opts.batchIntervalMs,
     // At most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
     maxWaiting: concurrency * MAX_BATCH,
     log,

@@ -27,8 +27,8 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
   return startService({
     name: 'events',
     config,
-    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS },
-    operations: [recordEventOperation(attributionSql), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
+    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS, minIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS },
+    operations: [recordEventOperation(attributionSql, config.EVENT_BATCH_INTERVAL_MS), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
       startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),

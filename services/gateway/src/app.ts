@@ -41,7 +41,7 @@ export interface GatewayDeps {
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, sql, nc, log } = deps;
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
-  const rateLimiter = createRateLimiter(sql);
+  const rateLimiter = createRateLimiter(sql, config.RATE_LIMIT_BATCH_INTERVAL_MS);
   const openapi = JSON.stringify(buildOpenApi());
   const requests = new Counter({
     name: 'http_requests_total',

@@ -1,4 +1,5 @@
 import type { Sql } from '@platform/shared/db';
+import { createPacer } from '@platform/shared/pacer';
 
 export interface RateDecision {
   allowed: boolean;
@@ -7,9 +8,6 @@ export interface RateDecision {
   /** Whole seconds until the window resets, at least 1. */
   resetSeconds: number;
 }
-
-/** At most one counting round trip per key batch in this interval: at most this much latency added under load. */
-const MIN_BATCH_INTERVAL_MS = 1;
 
 interface Waiter {
   limit: number;
@@ -27,34 +25,23 @@ interface Waiter {
  * in one statement (`count + n` per key). The database's answer tells each request its exact position in its key's
  * window, so the limit stays exact (the 601st request is refused whichever replica it reaches) while the gateway
  * pays one round trip per batch instead of one per request.
+ *
+ * A batch starts at the end of a turn of the event loop (so that requests read from several connections in one turn
+ * share it), but not sooner than `batchIntervalMs` after the previous one started (pacer.ts): under load a batch then
+ * carries every request of that interval, and at low rates no request waits.
  */
-export function createRateLimiter(sql: Sql) {
+export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
   let queued = new Map<string, Waiter[]>();
   let flushing = false;
-  let scheduled = false;
-  let lastStart = 0;
-
-  /**
-   * Starts the next batch at the end of this turn of the event loop (so that requests read from several connections
-   * in one turn share it), but not sooner than MIN_BATCH_INTERVAL_MS after the previous one started: under load a
-   * batch then carries every request of that interval, and at low rates no request waits.
-   */
+  const pacer = createPacer(batchIntervalMs, () => void flush());
+  // Not while a batch is in flight: its end kicks the pacer for what queued meanwhile.
   const schedule = () => {
-    if (scheduled || flushing) return;
-    scheduled = true;
-    const wait = lastStart + MIN_BATCH_INTERVAL_MS - performance.now();
-    const run = () => {
-      scheduled = false;
-      void flush();
-    };
-    if (wait > 0) setTimeout(run, wait);
-    else setImmediate(run);
+    if (!flushing) pacer.kick();
   };
 
   const flush = async (): Promise<void> => {
     if (flushing || queued.size === 0) return;
     flushing = true;
-    lastStart = performance.now();
     const batch = queued;
     queued = new Map();
     const keyIds = [...batch.keys()];

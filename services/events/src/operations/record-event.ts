@@ -10,12 +10,12 @@ import { createEventRecorder, type RecordEvent } from '../recording.ts';
  * requests insert; the others compare their body's hash with the stored one. Concurrent requests are recorded
  * together (recording.ts), each with its own outcome.
  */
-export const recordEventOperation = (attributionSql: Sql) => {
+export const recordEventOperation = (attributionSql: Sql, batchIntervalMs: number) => {
   // One recorder per pool: the operation is bound to a pool only when it runs.
   const recorders = new WeakMap<Sql, RecordEvent>();
   return defineOperation(api.recordEvent, async (ctx, { body }) => {
     let record = recorders.get(ctx.sql);
-    if (!record) recorders.set(ctx.sql, (record = createEventRecorder(ctx.sql, attributionSql)));
+    if (!record) recorders.set(ctx.sql, (record = createEventRecorder(ctx.sql, attributionSql, batchIntervalMs)));
     return record(ctx.merchantId, body, ctx.log);
   });
 };
