@@ -7,9 +7,10 @@ import { createPacer } from './pacer.ts';
  * `gatherTurn`, in one turn of the event loop, or with `minIntervalMs` too, in that interval) are handed over
  * together (at most `maxBatch` at once, at most `concurrency` batches in progress), so that a backlog costs one
  * transaction per batch rather than one per message, while a lone message starts at once. Reading stops while
- * `maxWaiting` messages wait for a slot; the rest stays with JetStream (and other replicas). `stop` stops pulling, lets the batches in progress finish, and naks the messages received but
- * not started, for prompt redelivery rather than after ack_wait. `handleBatch` settles every message it is given;
- * a batch that throws is logged and its unsettled messages are redelivered after ack_wait.
+ * `maxWaiting` messages wait for a slot; the rest stays with JetStream (and other replicas). `stop` stops pulling,
+ * lets the batches in progress finish, and naks the messages received but not started, for prompt redelivery rather
+ * than after ack_wait. `handleBatch` settles every message it is given; a batch that throws is logged and its
+ * unsettled messages are redelivered after ack_wait.
  */
 export function consumeInBatches(
   messages: ConsumerMessages,

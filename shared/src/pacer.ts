@@ -10,21 +10,21 @@
  * per interval, and then at most the interval. The outbox relay and the commissions service's consumer run with
  * longer intervals than the recording of events, which answers an HTTP request.
  */
-export function createPacer(intervalMs: number, start: () => void, now: () => number = () => performance.now()): { kick(): void; stop(): void } {
+export function createPacer(intervalMs: number, start: () => void): { kick(): void; stop(): void } {
   let lastStart = -Infinity;
   let scheduled = false;
   let timer: NodeJS.Timeout | null = null;
   const run = () => {
     scheduled = false;
     timer = null;
-    lastStart = now();
+    lastStart = performance.now();
     start();
   };
   return {
     kick() {
       if (scheduled) return;
       scheduled = true;
-      const wait = lastStart + intervalMs - now();
+      const wait = lastStart + intervalMs - performance.now();
       if (wait > 0) timer = setTimeout(run, Math.ceil(wait));
       else setImmediate(run);
     },
