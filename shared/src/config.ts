@@ -84,6 +84,8 @@ export const OutboxEnv = {
 
 export const CommonConfig = Type.Object(CommonEnv);
 export type CommonConfig = Static<typeof CommonConfig>;
+export const OutboxConfig = Type.Object(OutboxEnv);
+export type OutboxConfig = Static<typeof OutboxConfig>;
 
 /** Outside production a fixed development key is used, so that `npm start` needs no setup. */
 export function encryptionKey(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY'>): Buffer {

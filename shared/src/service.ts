@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { CommonConfig } from './config.ts';
+import type { CommonConfig, OutboxConfig } from './config.ts';
 import { connectDatabase, type Sql } from './db.ts';
 import { createLogger, type Logger } from './log.ts';
 import { migrate } from './migrate.ts';
@@ -37,8 +37,11 @@ export async function startService(opts: {
   name: string;
   config: CommonConfig & { OPS_PORT: number };
   operations: Operation[];
-  /** Whether this process runs an outbox relay, and with it the purge of published rows past their retention. */
-  outboxRelay: { retentionDays: number; minIntervalMs: number } | false;
+  /**
+   * The outbox settings when this process runs an outbox relay, and with it the purge of published rows past their
+   * retention; false when it runs neither.
+   */
+  outboxRelay: OutboxConfig | false;
   workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
   log?: Logger;
 }): Promise<ServiceRuntime> {
@@ -55,8 +58,9 @@ export async function startService(opts: {
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
-  const relay = opts.outboxRelay ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: opts.outboxRelay.minIntervalMs }) : null;
-  const outboxPurge = opts.outboxRelay ? startOutboxPurge(sql, log, opts.outboxRelay.retentionDays) : null;
+  const outbox = opts.outboxRelay;
+  const relay = outbox ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS }) : null;
+  const outboxPurge = outbox ? startOutboxPurge(sql, log, outbox.OUTBOX_RETENTION_DAYS) : null;
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];

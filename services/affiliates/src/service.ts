@@ -17,7 +17,7 @@ export async function startAffiliatesService(config: AffiliatesConfig, log?: Log
   return startService({
     name: 'affiliates',
     config,
-    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS, minIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS },
+    outboxRelay: config.OUTBOX_RELAY && config,
     operations: [listAffiliatesOperation(deps), getAffiliateOperation(deps), createAffiliateOperation(deps), updateAffiliateOperation(deps)],
     log,
   });

@@ -36,7 +36,7 @@ export async function startCommissionsService(
   const runtime = await startService({
     name: 'commissions',
     config,
-    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS, minIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS },
+    outboxRelay: config.OUTBOX_RELAY && config,
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
     workers: async ({ sql, nc, log: workerLog }) => {

@@ -27,7 +27,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
   return startService({
     name: 'events',
     config,
-    outboxRelay: config.OUTBOX_RELAY && { retentionDays: config.OUTBOX_RETENTION_DAYS, minIntervalMs: config.OUTBOX_RELAY_INTERVAL_MS },
+    outboxRelay: config.OUTBOX_RELAY && config,
     operations: [recordEventOperation(attributionSql, config.EVENT_BATCH_INTERVAL_MS), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
