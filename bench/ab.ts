@@ -5,36 +5,54 @@ import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
 import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
 import { argsEnv, intEnv, settingsEnv } from './context.ts';
-import { openLoop } from './load.ts';
+import { countEvents, drainEvents, eventBodies, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
+import { closedLoop, openLoop, type Target } from './load.ts';
 import { buildServices, cpuMeter, readMemory, serviceEntry, startChild, waitFor, type Child } from './procs.ts';
 import { mb } from './report.ts';
 import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 
 /**
- * `npm run bench:ab`: two gateway + affiliates stacks that differ only in their build, node flags or settings, side
- * by side on one database, one NATS server and one machine. The same open-loop GET load goes to one stack, then the
- * other, in short rounds (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both
- * alike. Prints each process's CPU per request for every round, their means with the spread of the rounds, B against
- * A, and each process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise:
- * its runs follow one another, and this machine's speed changes between them by more than most changes do.
+ * `npm run bench:ab`: two stacks that differ only in their build, node flags or settings, side by side on one
+ * database, one NATS server and one machine. The same load goes to one stack, then the other, in short rounds
+ * (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both alike. Prints each
+ * process's CPU per request for every round, their means with the spread of the rounds, B against A, and each
+ * process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise: its runs
+ * follow one another, and this machine's speed changes between them by more than most changes do.
+ *
+ * Parts (BENCH_AB_PART):
+ * - `affiliates` (default): gateway + affiliates stacks; an open-loop GET of BENCH_AB_PATH
+ *   (/api/v1/affiliates?limit=25; any GET the gateway and the affiliates service answer alone).
+ * - `events`: gateway + events + commissions stacks; POST /api/v1/events with the bodies of `npm run bench`'s
+ *   events part (bench/event-traffic.ts: every event attributed by its cookie, one commission each). A round's
+ *   CPU is counted until the commissions service has processed every event recorded so far, so each round carries
+ *   the commission work of its own events. After the warm-ups the conversion tables are analyzed, as the events
+ *   part does after its priming.
+ *
+ * Load (BENCH_AB_LOAD): `open` (default for affiliates) sends BENCH_AB_RATE requests/s (500 for affiliates, 1,000
+ * for events: below what one stack sustains, so both do the same work at the same rate; the CPU per request is
+ * higher than in a closed loop, as fewer requests share a socket write or a statement, but compares like with
+ * like); `closed` (default for events) runs BENCH_CONNECTIONS connections back to back, and the rounds' request
+ * rates are compared too: what the target of 2,000 events/s is judged on.
  *
  * Environment: BENCH_AB_A_NODE_ARGS and BENCH_AB_B_NODE_ARGS (node flags of each stack's services, after the usual
  * ones of scripts/runtime.ts), BENCH_AB_A_ENV and BENCH_AB_B_ENV (NAME=value … for each stack's services),
  * BENCH_AB_A_DIST and BENCH_AB_B_DIST (another build's dist directory, to compare code: a checkout of another commit
  * with its own node_modules, `npm run build` done there, and the same migrations; default this checkout's),
- * BENCH_AB_RATE (requests/s, 500: below what one stack sustains, so both measure the same work at the same rate),
- * BENCH_AB_ROUNDS (rounds per stack, 6), BENCH_AB_ROUND (s, 4), BENCH_AB_WARMUP (s per stack, 8), BENCH_AB_PATH
- * (/api/v1/affiliates?limit=25; any GET the gateway and the affiliates service answer alone, such as one affiliate
- * or another page size), BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
+ * BENCH_AB_ROUNDS (rounds per stack, 6), BENCH_AB_ROUND (s, 4), BENCH_AB_WARMUP (s per stack, 8),
+ * BENCH_CONNECTIONS (32), BENCH_KEYS (32), BENCH_AFFILIATES (20000).
  */
 
+const part = process.env['BENCH_AB_PART'] || 'affiliates';
+if (part !== 'affiliates' && part !== 'events') throw new Error(`BENCH_AB_PART must be affiliates or events (got ${part})`);
+const loadKind = process.env['BENCH_AB_LOAD'] || (part === 'events' ? 'closed' : 'open');
+if (loadKind !== 'open' && loadKind !== 'closed') throw new Error(`BENCH_AB_LOAD must be open or closed (got ${loadKind})`);
 const settings = {
-  rate: intEnv('BENCH_AB_RATE', 500, 1),
+  rate: intEnv('BENCH_AB_RATE', part === 'events' ? 1000 : 500, 1),
   rounds: intEnv('BENCH_AB_ROUNDS', 6, 1),
   round: intEnv('BENCH_AB_ROUND', 4, 1),
   warmup: intEnv('BENCH_AB_WARMUP', 8, 0),
-  path: process.env['BENCH_AB_PATH'] || '/api/v1/affiliates?limit=25',
+  path: part === 'events' ? EVENTS_PATH : process.env['BENCH_AB_PATH'] || '/api/v1/affiliates?limit=25',
   connections: intEnv('BENCH_CONNECTIONS', 32, 1),
   keys: intEnv('BENCH_KEYS', 32, 1),
   affiliates: intEnv('BENCH_AFFILIATES', 20_000, 26),
@@ -44,7 +62,12 @@ const variants = (['a', 'b'] as const).map((tag) => {
   const dist = process.env[`${name}_DIST`];
   return { tag, nodeArgs: argsEnv(`${name}_NODE_ARGS`), env: settingsEnv(`${name}_ENV`), dist: dist ? resolve(dist) : undefined };
 });
-const PROCESSES = ['gateway', 'affiliates', 'postgres*'] as const;
+/** The services of each stack, in the order they start (the gateway last), and the shared processes measured. */
+const SERVICES = part === 'events' ? (['events', 'commissions'] as const) : (['affiliates'] as const);
+const SHARED = part === 'events' ? (['postgres*', 'nats-server*'] as const) : (['postgres*'] as const);
+const PROCESSES = ['gateway', ...SERVICES, ...SHARED];
+/** Events a closed-loop round may send at most, per second, for sizing the visits (above any rate seen here). */
+const MAX_EVENTS_PER_S = 4000;
 
 const log = (line: string) => process.stderr.write(`bench:ab: ${line}\n`);
 const runId = randomBytes(4).toString('hex');
@@ -65,46 +88,92 @@ async function main(): Promise<void> {
   await migrate(sql);
   // Connected for the clean-up: the services create their streams, the run deletes them.
   run.nc = await connectNats(infra.natsUrl, 'bench:ab');
-  const { keys } = await seedMerchant(sql, { affiliates: settings.affiliates, keys: settings.keys });
+  const { merchantId, keys } = await seedMerchant(sql, { affiliates: settings.affiliates, keys: settings.keys });
   if (variants.some((v) => !v.dist)) buildServices();
 
-  const stacks = [];
+  // What one request sends: the GET, or a fresh event body (one sequence for both stacks).
+  let body: (() => string) | undefined;
+  let counts: ReturnType<typeof countEvents> | undefined;
+  if (part === 'events') {
+    const perSecond = loadKind === 'open' ? settings.rate : MAX_EVENTS_PER_S;
+    const capacity = 2 * (settings.warmup + settings.rounds * settings.round) * perSecond + 1;
+    const visits = await seedVisits(sql, merchantId, Math.ceil(capacity / VISIT_USES));
+    log(`inserted ${visits.length} visits`);
+    body = eventBodies(visits, `ord-${runId}-`, log);
+    counts = countEvents(sql, merchantId);
+  }
+  const target = (base: string): Target => ({ base, method: body ? 'POST' : 'GET', path: settings.path, keys, ...(body ? { body } : {}) });
+  const answered = async (base: string) => {
+    const res = await fetch(base + settings.path, {
+      method: body ? 'POST' : 'GET',
+      headers: { authorization: `Bearer ${keys[0]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: body() } : {}),
+    });
+    return res.status === (body ? 201 : 200);
+  };
+
+  interface Stack {
+    tag: string;
+    base: string;
+    processes: Record<string, Child>;
+    cpu: Record<string, number[]>;
+    rates: number[];
+    p99s: number[];
+  }
+  const stacks: (Stack & (typeof variants)[number])[] = [];
   for (const v of variants) {
     const common = { ...v.env, APP_ENV: 'development', DATABASE_URL: databaseUrl, NATS_URL: infra.natsUrl, NATS_PREFIX: prefixOf(v.tag), LOG_LEVEL: 'warn' };
-    const affiliatesOps = await freePort();
-    const affiliates = startChild(`affiliates ${v.tag}`, serviceEntry('affiliates', v.dist), { ...common, OPS_PORT: String(affiliatesOps) }, { nodeArgs: v.nodeArgs });
-    run.children.push(affiliates);
-    await waitFor(affiliates, 'readiness', async () => (await fetch(`http://127.0.0.1:${affiliatesOps}/readyz`)).ok);
+    const processes: Record<string, Child> = {};
+    for (const service of SERVICES) {
+      const ops = await freePort();
+      const child = startChild(`${service} ${v.tag}`, serviceEntry(service, v.dist), { ...common, OPS_PORT: String(ops) }, { nodeArgs: v.nodeArgs });
+      run.children.push(child);
+      await waitFor(child, 'readiness', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`)).ok);
+      processes[service] = child;
+    }
     const [port, ops] = [await freePort(), await freePort()];
     const gateway = startChild(`gateway ${v.tag}`, serviceEntry('gateway', v.dist), { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) }, {
       nodeArgs: v.nodeArgs,
     });
     run.children.push(gateway);
+    processes['gateway'] = gateway;
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(gateway, 'a first answer', async () => (await fetch(base + settings.path, { headers: { authorization: `Bearer ${keys[0]}` } })).status === 200);
-    // CPU µs per request of each process, and the p99, per round.
-    const cpu = Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]])) as Record<(typeof PROCESSES)[number], number[]>;
-    stacks.push({ ...v, base, processes: { gateway, affiliates }, cpu, p99s: [] as number[] });
+    await waitFor(gateway, 'a first answer', () => answered(base));
+    // CPU µs per request of each process, the request rate and the p99, per round.
+    const cpu = Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]]));
+    stacks.push({ ...v, base, processes, cpu, rates: [] as number[], p99s: [] as number[] });
   }
-  log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; GET ${settings.path} at ${settings.rate}/s, ${settings.rounds} rounds of ${settings.round} s each`);
+  const loadLine = loadKind === 'open' ? `at ${settings.rate}/s, open loop` : `closed loop, ${settings.connections} connections`;
+  log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${body ? 'POST' : 'GET'} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`);
 
   const meter = cpuMeter(run.children);
   const load = (base: string, duration: number) =>
-    openLoop({ base, method: 'GET', path: settings.path, keys }, { connections: settings.connections, duration, rate: settings.rate, wantBody: () => false });
+    loadKind === 'open'
+      ? openLoop(target(base), { connections: settings.connections, duration, rate: settings.rate, wantBody: () => false })
+      : closedLoop(target(base), { connections: settings.connections, duration });
+  // Until the commissions service has caught up: its work on a round's events belongs to that round.
+  const caughtUp = async () => {
+    if (counts && !(await drainEvents(log, counts)).complete) throw new Error('the commissions service did not catch up');
+  };
   for (const s of stacks) if (settings.warmup > 0) await load(s.base, settings.warmup);
+  await caughtUp();
+  // As the events part does after its priming, for the reason given there.
+  if (part === 'events') await sql`analyze conversion_events, processed_conversions, commissions, affiliate_stats, outbox, visits`;
 
   for (let round = 0; round < settings.rounds; round++) {
     for (const s of round % 2 === 0 ? stacks : [...stacks].reverse()) {
       const before = meter.snapshot();
       const figures = await load(s.base, settings.round);
+      await caughtUp();
       const used = meter.since(before);
-      const seconds = { gateway: used[s.processes.gateway.name], affiliates: used[s.processes.affiliates.name], 'postgres*': used['postgres*'] };
       const line: string[] = [];
       for (const p of PROCESSES) {
-        const us = ((seconds[p] ?? NaN) / figures.requests) * 1e6;
-        s.cpu[p].push(us);
+        const seconds = p.endsWith('*') ? used[p] : used[s.processes[p]!.name];
+        const us = ((seconds ?? NaN) / figures.requests) * 1e6;
+        s.cpu[p]!.push(us);
         line.push(`${p} ${us.toFixed(0)}`);
       }
+      s.rates.push(figures.rps);
       s.p99s.push(figures.p99);
       const failed = figures.non2xx + figures.errors;
       log(`round ${round + 1} ${s.tag.toUpperCase()}: ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99.toFixed(1)} ms${failed ? `, ${failed} failed` : ''}; CPU µs per request: ${line.join(', ')}`);
@@ -112,20 +181,29 @@ async function main(): Promise<void> {
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const out: string[] = ['', `A: ${describe(variants[0]!)}`, `B: ${describe(variants[1]!)}`, ''];
-  out.push('| CPU µs per request | A mean | A rounds | B mean | B rounds | B vs A |', '|:--|--:|--:|--:|--:|--:|');
-  for (const p of PROCESSES) {
-    const [a, b] = stacks.map((s) => s.cpu[p]);
-    const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
-    const diff = ((mean(b!) - mean(a!)) / mean(a!)) * 100;
-    out.push(`| ${p} | ${mean(a!).toFixed(0)} | ${range(a!)} | ${mean(b!).toFixed(0)} | ${range(b!)} | ${diff >= 0 ? '+' : ''}${diff.toFixed(1)} % |`);
-  }
-  out.push('', '| stack | p99 ms, per round | gateway peak RSS | affiliates peak RSS |', '|:--|:--|--:|--:|');
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
+  const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
+  // Beside the difference of the means, the spread of B against A within each round (the two halves of a round
+  // run back to back, so they share most of the machine's drift): a difference inside it is noise.
+  const compare = (label: string, a: number[], b: number[]) => {
+    const perRound = a.map((x, i) => (b[i]! / x - 1) * 100);
+    const spread = `${signed(Math.min(...perRound))} to ${signed(Math.max(...perRound))}`;
+    return `| ${label} | ${mean(a).toFixed(0)} | ${range(a)} | ${mean(b).toFixed(0)} | ${range(b)} | ${signed(((mean(b) - mean(a)) / mean(a)) * 100)} | ${spread} |`;
+  };
+  const total = (s: Stack) => s.rates.map((_, i) => PROCESSES.reduce((sum, p) => sum + s.cpu[p]![i]!, 0));
+  const [a, b] = stacks as [Stack & (typeof variants)[number], Stack & (typeof variants)[number]];
+  const out: string[] = ['', `A: ${describe(a)}`, `B: ${describe(b)}`, `Load: ${body ? 'POST' : 'GET'} ${settings.path} ${loadLine}`, ''];
+  out.push('| per request | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |', '|:--|--:|--:|--:|--:|--:|--:|');
+  if (loadKind === 'closed') out.push(compare('requests/s', a.rates, b.rates));
+  for (const p of PROCESSES) out.push(compare(`CPU µs, ${p}`, a.cpu[p]!, b.cpu[p]!));
+  out.push(compare('CPU µs, all of these', total(a), total(b)));
+  const names = ['gateway', ...SERVICES];
+  out.push('', `| stack | p99 ms, per round | ${names.map((n) => `${n} peak RSS`).join(' | ')} |`, `|:--|:--|${names.map(() => '--:').join('|')}|`);
   for (const s of stacks) {
     const hwm = (c: Child) => mb(readMemory(c.proc.pid)?.hwm ?? null);
-    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${hwm(s.processes.gateway)} | ${hwm(s.processes.affiliates)} |`);
+    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${names.map((n) => hwm(s.processes[n]!)).join(' | ')} |`);
   }
-  out.push('', '(*) every postgres process on this machine: the other stack is idle while one is measured.');
+  out.push('', '(*) every process of that name on this machine: the other stack is idle while one is measured.');
   console.log(out.join('\n'));
 }
 

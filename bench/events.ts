@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import {
@@ -14,6 +13,7 @@ import {
   type Measured,
   type PartResult,
 } from './context.ts';
+import { countEvents, drainEvents, eventBodies, eventJson, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
 import { closedLoop, openLoop, type Target } from './load.ts';
 
 /** Traffic before the measured runs, after which the tables are analyzed (see below). */
@@ -48,9 +48,6 @@ import { cpuTable, loadTable, ms, pct, table, type Row, type Verdict } from './r
 const TARGET_EVENTS_PER_S = 2000;
 const TARGET_P99_MS = 50;
 const TARGET_COMMISSION_P99_MS = 1000;
-const EVENTS_PATH = '/api/v1/events';
-/** Below the merchant's fraud_max_conversions_per_hour (default 10), so conversion_velocity never fires. */
-const VISIT_USES = 3;
 /** During the open loop at BENCH_EVENT_RATE, every n-th event is followed to its commission. */
 const FOLLOW_EVERY = 10;
 const POLL_MS = 10;
@@ -83,22 +80,11 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   const visits = await seedVisits(ctx.sql, ctx.merchantId, Math.ceil(capacity / VISIT_USES));
   log(`inserted ${visits.length} visits of approved affiliates in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  let n = 0;
-  let wrapped = false;
-  const eventBody = () => {
-    const i = n++;
-    // Each visit is used VISIT_USES times, a full round of visits apart: conversions in flight together come from
-    // different visitors, as in real traffic (the commissions service serialises conversions of one visitor).
-    if (i >= visits.length * VISIT_USES && !wrapped) {
-      wrapped = true;
-      log(`events: more than ${visits.length * VISIT_USES} events: visits are reused from here on (conversion_velocity may fire)`);
-    }
-    return body(`ord-${ctx.runId}-${i}`, visits[i % visits.length]!, i);
-  };
+  const eventBody = eventBodies(visits, `ord-${ctx.runId}-`, log);
   // The baseline gets bodies of the same shape and size; it stores nothing, so a fixed visit id does.
   const fakeVisit = newId('vis');
   let b = 0;
-  const bareBody = () => body(`ord-${ctx.runId}-b${b++}`, fakeVisit, b);
+  const bareBody = () => eventJson(`ord-${ctx.runId}-b${b++}`, fakeVisit, b);
   const targets = {
     bare: { base: ctx.bareUrl, method: 'POST', path: EVENTS_PATH, keys: ctx.keys, body: bareBody },
     events: { base: ctx.gatewayUrl, method: 'POST', path: EVENTS_PATH, keys: ctx.keys, body: eventBody },
@@ -115,7 +101,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // revenue update, this bench's own commission poller), which measures the newness of the database. So some
   // traffic first (PRIMING_EVENTS at PRIMING_RATE), then ANALYZE, as autovacuum would have done.
   await openLoop(targets.events, { connections: settings.connections, duration: PRIMING_EVENTS / PRIMING_RATE, rate: PRIMING_RATE });
-  await drain(ctx, eventCounter(ctx.sql, ctx.merchantId));
+  await drainEvents(log, countEvents(ctx.sql, ctx.merchantId));
   await ctx.sql`analyze conversion_events, processed_conversions, commissions, affiliate_stats, outbox, visits`;
 
   const processes = [ctx.gateway, events, commissions, ctx.bare];
@@ -129,7 +115,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   };
   const idle = idleMemory([events, commissions]);
   const memory = sampleMemory([events, commissions]);
-  const counts = eventCounter(ctx.sql, ctx.merchantId);
+  const counts = countEvents(ctx.sql, ctx.merchantId);
 
   // ---- closed loop: the highest rate -------------------------------------------------------------------------
   const bare = await m.closed('bare express POST /api/v1/events', targets.bare);
@@ -146,7 +132,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   const atEnd = await counts();
   const backlog = atEnd.recorded - atEnd.processed;
   log(`commissions: ${backlog} events not yet processed when the closed loop ended; waiting`);
-  const drained = await drain(ctx, counts);
+  const drained = await drainEvents(log, counts);
   const processedRate = (drained.counts.processed - before.processed) / ((drained.at - loopStart) / 1000);
 
   // ---- open loop at BENCH_EVENT_RATE, every 10th event followed to its commission ------------------------------
@@ -165,7 +151,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   );
   log(`at ${s.rate} events/s: ${atRate.figures.rps.toFixed(0)} req/s, p50 ${atRate.figures.p50.toFixed(1)} ms, p99 ${atRate.figures.p99.toFixed(1)} ms`);
   const underLoad = await followLoad.finish();
-  await drain(ctx, counts);
+  await drainEvents(log, counts);
 
   // ---- the sample at a steady rate, each event followed -------------------------------------------------------
   const followSample = commissionFollower(ctx.databaseUrl, ctx.merchantId);
@@ -259,48 +245,6 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   };
 }
 
-function body(externalId: string, visitId: string, i: number): string {
-  return JSON.stringify({
-    event_type: 'purchase',
-    external_id: externalId,
-    cookie_id: visitId,
-    amount: (4990 + (i % 50) * 100) / 100, // 49.9 … 98.9: at most 2 decimals as the shortest JSON form
-    currency: 'USD',
-    payload: { customer_email: `buyer.${i}@shop.example.com`, sku: `SKU-${1000 + (i % 900)}` },
-  });
-}
-
-/**
- * `count` visits of approved affiliates of the merchant, as the events service's insertVisit writes them (created
- * now, expiring after the default 60-day window), 10,000 rows per INSERT … SELECT FROM unnest. Each has an IP hash
- * of its own (64 hex characters, like the HMAC the service stores), so the per-IP velocity rule sees distinct visitors.
- */
-async function seedVisits(sql: Sql, merchantId: string, count: number): Promise<string[]> {
-  const affiliates = (await sql<{ id: string }[]>`
-    select id from affiliates where merchant_id = ${merchantId} and status = 'approved' order by id limit 20000`).map((r) => r.id);
-  if (affiliates.length === 0) throw new Error('the bench merchant has no approved affiliate');
-  const ids: string[] = [];
-  for (let start = 0; start < count; start += 10_000) {
-    const batch = Math.min(10_000, count - start);
-    const vis: string[] = [];
-    const aff: string[] = [];
-    const ip: string[] = [];
-    for (let j = 0; j < batch; j++) {
-      vis.push(newId('vis'));
-      aff.push(affiliates[(start + j) % affiliates.length]!);
-      ip.push(randomBytes(32).toString('hex'));
-    }
-    await sql`
-      insert into visits (id, merchant_id, affiliate_id, ip_hash, user_agent, fingerprint, landing_url, expires_at)
-      select t.id, ${merchantId}, t.affiliate_id, t.ip_hash, 'Mozilla/5.0 (bench)', null, 'https://shop.example.com/?via=bench',
-             date_trunc('milliseconds', now()) + make_interval(days => 60)
-      from unnest(${vis}::text[], ${aff}::text[], ${ip}::text[]) as t(id, affiliate_id, ip_hash)`;
-    ids.push(...vis);
-  }
-  await sql`analyze visits`;
-  return ids;
-}
-
 async function postEvent(ctx: BenchContext, json: string): Promise<{ id: string; attributed_by: string | null }> {
   const res = await fetch(ctx.gatewayUrl + EVENTS_PATH, {
     method: 'POST',
@@ -319,27 +263,6 @@ async function readableCommission(sql: Sql, merchantId: string, eventId: string,
     const rows = await sql`select 1 from commissions where merchant_id = ${merchantId} and event_id = ${eventId} and level = 0`;
     return rows.length > 0;
   }, timeoutMs, 50);
-}
-
-/** Events recorded by the events service and conversions processed by the commissions service, for the merchant. */
-function eventCounter(sql: Sql, merchantId: string) {
-  return async () => {
-    const [row] = await sql<{ recorded: number; processed: number }[]>`
-      select (select count(*) from conversion_events where merchant_id = ${merchantId})::int as recorded,
-             (select count(*) from processed_conversions where merchant_id = ${merchantId})::int as processed`;
-    return row!;
-  };
-}
-
-/** Waits (at most 5 minutes) until the commissions service has processed every recorded event. */
-async function drain(ctx: BenchContext, counts: ReturnType<typeof eventCounter>) {
-  let last = await counts();
-  const complete = await waitUntil(async () => {
-    last = await counts();
-    return last.processed >= last.recorded;
-  }, 300_000, 100);
-  if (!complete) ctx.log(`commissions: gave up waiting, ${last.recorded - last.processed} events unprocessed`);
-  return { counts: last, at: performance.now(), complete };
 }
 
 interface Followed {
