@@ -5,7 +5,7 @@ import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
 import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
 import { argsEnv, intEnv, settingsEnv } from './context.ts';
-import { countEvents, drainEvents, eventBodies, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
+import { analyzeConversionTables, countEvents, drainEvents, eventBodies, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
 import { closedLoop, openLoop, type Target } from './load.ts';
 import { buildServices, cpuMeter, readMemory, serviceEntry, startChild, waitFor, type Child } from './procs.ts';
 import { mb } from './report.ts';
@@ -102,25 +102,25 @@ async function main(): Promise<void> {
     body = eventBodies(visits, `ord-${runId}-`, log);
     counts = countEvents(sql, merchantId);
   }
-  const target = (base: string): Target => ({ base, method: body ? 'POST' : 'GET', path: settings.path, keys, ...(body ? { body } : {}) });
+  const method = body ? 'POST' : 'GET';
+  const target = (base: string): Target => ({ base, method, path: settings.path, keys, ...(body ? { body } : {}) });
   const answered = async (base: string) => {
     const res = await fetch(base + settings.path, {
-      method: body ? 'POST' : 'GET',
+      method,
       headers: { authorization: `Bearer ${keys[0]}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: body() } : {}),
     });
     return res.status === (body ? 201 : 200);
   };
 
-  interface Stack {
-    tag: string;
+  type Stack = (typeof variants)[number] & {
     base: string;
     processes: Record<string, Child>;
     cpu: Record<string, number[]>;
     rates: number[];
     p99s: number[];
-  }
-  const stacks: (Stack & (typeof variants)[number])[] = [];
+  };
+  const stacks: Stack[] = [];
   for (const v of variants) {
     const common = { ...v.env, APP_ENV: 'development', DATABASE_URL: databaseUrl, NATS_URL: infra.natsUrl, NATS_PREFIX: prefixOf(v.tag), LOG_LEVEL: 'warn' };
     const processes: Record<string, Child> = {};
@@ -141,10 +141,10 @@ async function main(): Promise<void> {
     await waitFor(gateway, 'a first answer', () => answered(base));
     // CPU µs per request of each process, the request rate and the p99, per round.
     const cpu = Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]]));
-    stacks.push({ ...v, base, processes, cpu, rates: [] as number[], p99s: [] as number[] });
+    stacks.push({ ...v, base, processes, cpu, rates: [], p99s: [] });
   }
   const loadLine = loadKind === 'open' ? `at ${settings.rate}/s, open loop` : `closed loop, ${settings.connections} connections`;
-  log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${body ? 'POST' : 'GET'} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`);
+  log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${method} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`);
 
   const meter = cpuMeter(run.children);
   const load = (base: string, duration: number) =>
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   for (const s of stacks) if (settings.warmup > 0) await load(s.base, settings.warmup);
   await caughtUp();
   // As the events part does after its priming, for the reason given there.
-  if (part === 'events') await sql`analyze conversion_events, processed_conversions, commissions, affiliate_stats, outbox, visits`;
+  if (part === 'events') await analyzeConversionTables(sql);
 
   for (let round = 0; round < settings.rounds; round++) {
     for (const s of round % 2 === 0 ? stacks : [...stacks].reverse()) {
@@ -191,8 +191,8 @@ async function main(): Promise<void> {
     return `| ${label} | ${mean(a).toFixed(0)} | ${range(a)} | ${mean(b).toFixed(0)} | ${range(b)} | ${signed(((mean(b) - mean(a)) / mean(a)) * 100)} | ${spread} |`;
   };
   const total = (s: Stack) => s.rates.map((_, i) => PROCESSES.reduce((sum, p) => sum + s.cpu[p]![i]!, 0));
-  const [a, b] = stacks as [Stack & (typeof variants)[number], Stack & (typeof variants)[number]];
-  const out: string[] = ['', `A: ${describe(a)}`, `B: ${describe(b)}`, `Load: ${body ? 'POST' : 'GET'} ${settings.path} ${loadLine}`, ''];
+  const [a, b] = stacks as [Stack, Stack];
+  const out: string[] = ['', `A: ${describe(a)}`, `B: ${describe(b)}`, `Load: ${method} ${settings.path} ${loadLine}`, ''];
   out.push('| per request | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |', '|:--|--:|--:|--:|--:|--:|--:|');
   if (loadKind === 'closed') out.push(compare('requests/s', a.rates, b.rates));
   for (const p of PROCESSES) out.push(compare(`CPU µs, ${p}`, a.cpu[p]!, b.cpu[p]!));

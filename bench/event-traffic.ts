@@ -76,6 +76,14 @@ export async function seedVisits(sql: Sql, merchantId: string, count: number): P
   return ids;
 }
 
+/**
+ * Statistics on the conversion tables after some traffic, as autovacuum would have taken them in a database that
+ * has been running (migration 008): without them a minutes-old database's generic plans scan where they should probe.
+ */
+export async function analyzeConversionTables(sql: Sql): Promise<void> {
+  await sql`analyze conversion_events, processed_conversions, commissions, affiliate_stats, outbox, visits`;
+}
+
 /** Events recorded by the events service and conversions processed by the commissions service, for the merchant. */
 export function countEvents(sql: Sql, merchantId: string) {
   return async () => {

@@ -13,7 +13,7 @@ import {
   type Measured,
   type PartResult,
 } from './context.ts';
-import { countEvents, drainEvents, eventBodies, eventJson, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
+import { analyzeConversionTables, countEvents, drainEvents, eventBodies, eventJson, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
 import { closedLoop, openLoop, type Target } from './load.ts';
 
 /** Traffic before the measured runs, after which the tables are analyzed (see below). */
@@ -102,7 +102,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // traffic first (PRIMING_EVENTS at PRIMING_RATE), then ANALYZE, as autovacuum would have done.
   await openLoop(targets.events, { connections: settings.connections, duration: PRIMING_EVENTS / PRIMING_RATE, rate: PRIMING_RATE });
   await drainEvents(log, countEvents(ctx.sql, ctx.merchantId));
-  await ctx.sql`analyze conversion_events, processed_conversions, commissions, affiliate_stats, outbox, visits`;
+  await analyzeConversionTables(ctx.sql);
 
   const processes = [ctx.gateway, events, commissions, ctx.bare];
   const m = measurer(ctx, processes);
