@@ -16,8 +16,8 @@ import { seedMerchant } from './seed.ts';
  * `npm run bench:ab`: two stacks that differ only in their build, node flags or settings, side by side on one
  * database, one NATS server and one machine. The same load goes to one stack, then the other, in short rounds
  * (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both alike. Prints each
- * process's CPU per request for every round, their means with the spread of the rounds, B against A, and each
- * process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise: its runs
+ * process's CPU per request for every round, their means with the spread of the rounds, B against A, each
+ * service's full and young-generation garbage collections per 1,000 requests, and each process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise: its runs
  * follow one another, and this machine's speed changes between them by more than most changes do.
  *
  * Parts (BENCH_AB_PART):
@@ -65,7 +65,8 @@ const variants = (['a', 'b'] as const).map((tag) => {
 /** The services of each stack, in the order they start (the gateway last), and the shared processes measured. */
 const SERVICES = part === 'events' ? (['events', 'commissions'] as const) : (['affiliates'] as const);
 const SHARED = part === 'events' ? (['postgres*', 'nats-server*'] as const) : (['postgres*'] as const);
-const PROCESSES = ['gateway', ...SERVICES, ...SHARED];
+const NAMES = ['gateway', ...SERVICES];
+const PROCESSES = [...NAMES, ...SHARED];
 /** Events a closed-loop round may send at most, per second, for sizing the visits (above any rate seen here). */
 const MAX_EVENTS_PER_S = 4000;
 
@@ -116,7 +117,11 @@ async function main(): Promise<void> {
   type Stack = (typeof variants)[number] & {
     base: string;
     processes: Record<string, Child>;
+    /** Each service's ops port, for its garbage-collection counts. */
+    opsPorts: Record<string, number>;
     cpu: Record<string, number[]>;
+    /** Each service's full and young-generation collections per 1,000 requests, per round. */
+    gc: Record<string, { major: number[]; minor: number[] }>;
     rates: number[];
     p99s: number[];
   };
@@ -124,24 +129,31 @@ async function main(): Promise<void> {
   for (const v of variants) {
     const common = { ...v.env, APP_ENV: 'development', DATABASE_URL: databaseUrl, NATS_URL: infra.natsUrl, NATS_PREFIX: prefixOf(v.tag), LOG_LEVEL: 'warn' };
     const processes: Record<string, Child> = {};
+    const opsPorts: Record<string, number> = {};
     for (const service of SERVICES) {
-      const ops = await freePort();
-      const child = startChild(`${service} ${v.tag}`, serviceEntry(service, v.dist), { ...common, OPS_PORT: String(ops) }, { nodeArgs: v.nodeArgs });
+      const ops = (opsPorts[service] = await freePort());
+      const child = startChild(`${service} ${v.tag}`, serviceEntry(service, v.dist), { ...common, OPS_PORT: String(ops) }, {
+        flagsOf: service,
+        nodeArgs: v.nodeArgs,
+      });
       run.children.push(child);
       await waitFor(child, 'readiness', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`)).ok);
       processes[service] = child;
     }
     const [port, ops] = [await freePort(), await freePort()];
     const gateway = startChild(`gateway ${v.tag}`, serviceEntry('gateway', v.dist), { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) }, {
+      flagsOf: 'gateway',
       nodeArgs: v.nodeArgs,
     });
     run.children.push(gateway);
     processes['gateway'] = gateway;
+    opsPorts['gateway'] = ops;
     const base = `http://127.0.0.1:${port}`;
     await waitFor(gateway, 'a first answer', () => answered(base));
     // CPU µs per request of each process, the request rate and the p99, per round.
     const cpu = Object.fromEntries(PROCESSES.map((p) => [p, [] as number[]]));
-    stacks.push({ ...v, base, processes, cpu, rates: [], p99s: [] });
+    const gc = Object.fromEntries(NAMES.map((n) => [n, { major: [] as number[], minor: [] as number[] }]));
+    stacks.push({ ...v, base, processes, opsPorts, cpu, gc, rates: [], p99s: [] });
   }
   const loadLine = loadKind === 'open' ? `at ${settings.rate}/s, open loop` : `closed loop, ${settings.connections} connections`;
   log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${method} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`);
@@ -162,10 +174,17 @@ async function main(): Promise<void> {
 
   for (let round = 0; round < settings.rounds; round++) {
     for (const s of round % 2 === 0 ? stacks : [...stacks].reverse()) {
+      // The collections are read outside the CPU's window: rendering the metrics costs the service a little.
+      const gcBefore = await Promise.all(NAMES.map((n) => gcCounts(s.opsPorts[n]!)));
       const before = meter.snapshot();
       const figures = await load(s.base, settings.round);
       await caughtUp();
       const used = meter.since(before);
+      const gcAfter = await Promise.all(NAMES.map((n) => gcCounts(s.opsPorts[n]!)));
+      NAMES.forEach((n, i) => {
+        s.gc[n]!.major.push(((gcAfter[i]!.major - gcBefore[i]!.major) / figures.requests) * 1000);
+        s.gc[n]!.minor.push(((gcAfter[i]!.minor - gcBefore[i]!.minor) / figures.requests) * 1000);
+      });
       const line: string[] = [];
       for (const p of PROCESSES) {
         const seconds = p.endsWith('*') ? used[p] : used[s.processes[p]!.name];
@@ -181,14 +200,16 @@ async function main(): Promise<void> {
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
-  const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)} %`;
+  const range = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+  // A ratio to zero (a round without a full collection) has no percentage.
+  const signed = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${x.toFixed(1)} %` : 'n/a');
   // Beside the difference of the means, the spread of B against A within each round (the two halves of a round
   // run back to back, so they share most of the machine's drift): a difference inside it is noise.
-  const compare = (label: string, a: number[], b: number[]) => {
+  const compare = (label: string, a: number[], b: number[], digits = 0) => {
     const perRound = a.map((x, i) => (b[i]! / x - 1) * 100);
     const spread = `${signed(Math.min(...perRound))} to ${signed(Math.max(...perRound))}`;
-    return `| ${label} | ${mean(a).toFixed(0)} | ${range(a)} | ${mean(b).toFixed(0)} | ${range(b)} | ${signed(((mean(b) - mean(a)) / mean(a)) * 100)} | ${spread} |`;
+    const [meanA, meanB] = [mean(a), mean(b)];
+    return `| ${label} | ${meanA.toFixed(digits)} | ${range(a, digits)} | ${meanB.toFixed(digits)} | ${range(b, digits)} | ${signed(((meanB - meanA) / meanA) * 100)} | ${spread} |`;
   };
   const total = (s: Stack) => s.rates.map((_, i) => PROCESSES.reduce((sum, p) => sum + s.cpu[p]![i]!, 0));
   const [a, b] = stacks as [Stack, Stack];
@@ -197,14 +218,25 @@ async function main(): Promise<void> {
   if (loadKind === 'closed') out.push(compare('requests/s', a.rates, b.rates));
   for (const p of PROCESSES) out.push(compare(`CPU µs, ${p}`, a.cpu[p]!, b.cpu[p]!));
   out.push(compare('CPU µs, all of these', total(a), total(b)));
-  const names = ['gateway', ...SERVICES];
-  out.push('', `| stack | p99 ms, per round | ${names.map((n) => `${n} peak RSS`).join(' | ')} |`, `|:--|:--|${names.map(() => '--:').join('|')}|`);
+  out.push('', '| garbage collections per 1,000 requests | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |', '|:--|--:|--:|--:|--:|--:|--:|');
+  for (const n of NAMES) {
+    out.push(compare(`full, ${n}`, a.gc[n]!.major, b.gc[n]!.major, 1));
+    out.push(compare(`young generation, ${n}`, a.gc[n]!.minor, b.gc[n]!.minor, 1));
+  }
+  out.push('', `| stack | p99 ms, per round | ${NAMES.map((n) => `${n} peak RSS`).join(' | ')} |`, `|:--|:--|${NAMES.map(() => '--:').join('|')}|`);
   for (const s of stacks) {
     const hwm = (c: Child) => mb(readMemory(c.proc.pid)?.hwm ?? null);
-    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${names.map((n) => hwm(s.processes[n]!)).join(' | ')} |`);
+    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${NAMES.map((n) => hwm(s.processes[n]!)).join(' | ')} |`);
   }
   out.push('', '(*) every process of that name on this machine: the other stack is idle while one is measured.');
   console.log(out.join('\n'));
+}
+
+/** How many full (mark-compact) and young-generation collections a service has run, from its ops server's /metrics. */
+async function gcCounts(opsPort: number): Promise<{ major: number; minor: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const count = (kind: string) => Number(new RegExp(`^nodejs_gc_duration_seconds_count\\{[^}]*kind="${kind}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { major: count('major'), minor: count('minor') };
 }
 
 main().then(

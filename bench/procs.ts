@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Sql } from '@platform/shared/db';
-import { SERVICE_NODE_ARGS } from '../scripts/runtime.ts';
+import { serviceNodeArgs } from '../scripts/runtime.ts';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
 
@@ -27,17 +27,19 @@ export function buildServices(): void {
 }
 
 /**
- * Starts `node [nodeArgs] <entry>` from the repository root (with `--import tsx` when the entry is TypeScript). Output is kept (the last 200 lines) and
- * the first lines are echoed on stderr: at LOG_LEVEL=warn a service only prints what deserves attention.
+ * Starts `node <flags of flagsOf> [nodeArgs] <entry>` from the repository root (with `--import tsx` when the entry is
+ * TypeScript): a service runs with its own flags (scripts/runtime.ts), a baseline with those of the service it is
+ * compared with. Output is kept (the last 200 lines) and the first lines are echoed on stderr: at LOG_LEVEL=warn a
+ * service only prints what deserves attention.
  */
 export function startChild(
   name: string,
   entry: string,
   env: Record<string, string>,
-  opts: { nodeArgs?: string[]; ipc?: boolean } = {},
+  opts: { flagsOf: string; nodeArgs?: string[]; ipc?: boolean },
 ): Child {
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...(opts.nodeArgs ?? []), ...loader, entry], {
+  const proc = spawn(process.execPath, [...serviceNodeArgs(opts.flagsOf), ...(opts.nodeArgs ?? []), ...loader, entry], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],

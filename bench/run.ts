@@ -99,13 +99,16 @@ async function startFloor(query: boolean, page: string, env: Record<string, stri
       child.proc.on('message', onMessage);
       child.proc.once('exit', (code) => reject(new Error(`${child.name} exited with ${code}:\n${child.output.join('\n')}`)));
     });
-  const responder = startChild('floor responder', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'responder', FLOOR_QUERY: query ? '1' : '0' }, { ipc: true });
+  const responder = startChild('floor responder', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'responder', FLOOR_QUERY: query ? '1' : '0' }, {
+    flagsOf: 'affiliates',
+    ipc: true,
+  });
   children.push(responder);
   await message<{ started?: boolean }>(responder, (m) => m.started === true);
   const ready = message<{ ready?: boolean }>(responder, (m) => m.ready === true);
   responder.proc.send({ page });
   await ready;
-  const front = startChild('floor front', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'front' }, { ipc: true });
+  const front = startChild('floor front', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'front' }, { flagsOf: 'gateway', ipc: true });
   children.push(front);
   const { port } = await message<{ port?: number }>(front, (m) => typeof m.port === 'number');
   return {
@@ -163,7 +166,7 @@ async function main(): Promise<void> {
     if (running) return running;
     const ops = await freePort();
     const extra = settings.serviceEnv;
-    const child = startChild(name, serviceEntry(name), { ...common, ...extra, ...env, OPS_PORT: String(ops) }, { nodeArgs: nodeArgs(name) });
+    const child = startChild(name, serviceEntry(name), { ...common, ...extra, ...env, OPS_PORT: String(ops) }, { flagsOf: name, nodeArgs: nodeArgs(name) });
     children.push(child);
     services.set(name, child);
     await waitFor(child, 'readiness', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`)).ok);
@@ -175,7 +178,7 @@ async function main(): Promise<void> {
     'gateway',
     serviceEntry('gateway'),
     { ...common, HOST: '127.0.0.1', PORT: String(gatewayPort), OPS_PORT: String(gatewayOps) },
-    { nodeArgs: nodeArgs('gateway') },
+    { flagsOf: 'gateway', nodeArgs: nodeArgs('gateway') },
   );
   children.push(gateway);
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
@@ -193,7 +196,7 @@ async function main(): Promise<void> {
     await waitFor(gateway, 'readiness', async () => (await fetch(`http://127.0.0.1:${gatewayOps}/readyz`)).ok);
   }
 
-  const bare = startChild('bare-express', 'bench/bare-express.ts', {}, { ipc: true });
+  const bare = startChild('bare-express', 'bench/bare-express.ts', {}, { flagsOf: 'gateway', ipc: true });
   children.push(bare);
   const barePort = await new Promise<number>((resolve, reject) => {
     bare.proc.once('message', (m: { port: number }) => resolve(m.port));

@@ -96,7 +96,7 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   }
   const dispatcher = await ctx.service('dispatcher');
 
-  const receiverChild = ctx.adopt(startChild('receiver', 'bench/receiver.ts', {}, { ipc: true }));
+  const receiverChild = ctx.adopt(startChild('receiver', 'bench/receiver.ts', {}, { flagsOf: 'dispatcher', ipc: true }));
   const receiverPort = await new Promise<number>((resolve, reject) => {
     receiverChild.proc.once('message', (m: { port: number }) => resolve(m.port));
     receiverChild.proc.once('exit', (code) => reject(new Error(`receiver exited with ${code}:\n${receiverChild.output.join('\n')}`)));

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import { ensureDatabase, ensureInfra } from './infra.ts';
-import { SERVICE_NODE_ARGS } from './runtime.ts';
+import { serviceNodeArgs } from './runtime.ts';
 
 /**
  * `npm start`: the whole platform on one machine for development. Postgres and NATS are found or started
@@ -45,7 +45,7 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 for (const service of SERVICES) {
-  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`], {
+  const child = spawn(process.execPath, [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`], {
     env: { ...env, OPS_PORT: process.env[`${service.name.toUpperCase()}_OPS_PORT`] ?? String(service.opsPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
