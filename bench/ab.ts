@@ -17,8 +17,9 @@ import { seedMerchant } from './seed.ts';
  * database, one NATS server and one machine. The same load goes to one stack, then the other, in short rounds
  * (A B, then B A, …), so that the machine's drift and the neighbours' noise fall on both alike. Prints each
  * process's CPU per request for every round, their means with the spread of the rounds, B against A, each
- * service's full and young-generation garbage collections per 1,000 requests, and each process's peak RSS. For differences too small for `npm run bench` to tell from the machine's noise: its runs
- * follow one another, and this machine's speed changes between them by more than most changes do.
+ * service's full and young-generation garbage collections per 1,000 requests, and each process's peak RSS. For
+ * differences too small for `npm run bench` to tell from the machine's noise: its runs follow one another, and this
+ * machine's speed changes between them by more than most changes do.
  *
  * Parts (BENCH_AB_PART):
  * - `affiliates` (default): gateway + affiliates stacks; an open-loop GET of BENCH_AB_PATH
