@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { Msg } from '@nats-io/transport-node';
 import express from 'express';
 import { connectDatabase } from '@platform/shared/db';
 import { connectNats } from '@platform/shared/nats';
@@ -54,12 +55,12 @@ if (role === 'front') {
   if (sql) await sql`select 1`;
   process.once('message', (message: { page: string }) => {
     const page = Buffer.from(message.page);
-    const inThisTurn = createTurnBatch();
+    const respondInThisTurn = createTurnBatch((msg: Msg) => msg.respond(page));
     nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
-        if (!sql) return inThisTurn(() => msg.respond(page));
-        void sql`select 1`.then(() => inThisTurn(() => msg.respond(page)));
+        if (!sql) return respondInThisTurn(msg);
+        void sql`select 1`.then(() => respondInThisTurn(msg));
       },
     });
     void nc.flush().then(() => process.send!({ ready: true }));

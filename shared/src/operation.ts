@@ -1,4 +1,4 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ApiOperation, OperationInput } from './api.ts';
 import { headers } from '@nats-io/nats-core';
@@ -68,8 +68,6 @@ export function serveOperations(opts: {
 }): { drain(): Promise<void> } {
   const { nc, sql, prefix, log } = opts;
   const inFlight = new Set<Promise<void>>();
-  // Answers completed in one turn of the event loop leave in one socket write.
-  const inThisTurn = createTurnBatch();
   const handled = new Counter({
     name: 'operations_total',
     help: 'Operations handled, by operation and result code',
@@ -84,6 +82,55 @@ export function serveOperations(opts: {
     registers: [opts.registry],
   });
 
+  // Answers completed in one turn of the event loop leave in one socket write.
+  const respondInThisTurn = createTurnBatch((answer: { msg: Msg; data: Uint8Array; headers: MsgHdrs; sent: () => void }) => {
+    answer.msg.respond(answer.data, { headers: answer.headers });
+    answer.sent();
+  });
+
+  /** One request, from its message to its answer. Made once, not per message (unnest.ts says why). */
+  const handle = async (op: Operation, msg: Msg, started: number): Promise<void> => {
+    let request: RpcRequest;
+    try {
+      request = decodeJson<RpcRequest>(msg.data);
+    } catch {
+      log.warn('undecodable rpc request', { operation: op.spec.operationId });
+      return;
+    }
+    // The gateway has already answered 503: doing the work now would only surprise the caller later.
+    if (Date.now() > request.deadline) {
+      handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
+      return;
+    }
+    const reqLog = log.child({ request_id: request.request_id, merchant_id: request.merchant_id, operation: op.spec.operationId });
+    let outcome: RpcOutcome;
+    let body: unknown;
+    let code: string;
+    try {
+      const result = await op.run({ sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog }, request);
+      outcome = code = result.outcome;
+      body = result.outcome === 'no_content' ? undefined : result.body;
+    } catch (e) {
+      let error: RpcError;
+      if (e instanceof ApiError) {
+        error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+      } else {
+        reqLog.error('operation failed', { err: e as Error });
+        error = { code: 'INTERNAL', message: 'Something went wrong on our side' };
+      }
+      outcome = 'error';
+      code = error.code;
+      body = error;
+    }
+    handled.inc({ operation: op.spec.operationId, code });
+    duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);
+    const h = headers();
+    h.set(RPC_OUTCOME_HEADER, outcome);
+    const data = outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body);
+    // The work counts as in flight until the answer is handed to the client (drain waits for it).
+    await new Promise<void>((sent) => respondInThisTurn({ msg, data, headers: h, sent }));
+  };
+
   const subscriptions: Subscription[] = opts.operations.map((op) =>
     nc.subscribe(rpcSubject(prefix, op.spec.service, op.spec.name), {
       queue: op.spec.service,
@@ -92,53 +139,7 @@ export function serveOperations(opts: {
           log.error('rpc subscription error', { operation: op.spec.operationId, err: err.message });
           return;
         }
-        const started = performance.now();
-        const work = (async () => {
-          let request: RpcRequest;
-          try {
-            request = decodeJson<RpcRequest>(msg.data);
-          } catch {
-            log.warn('undecodable rpc request', { operation: op.spec.operationId });
-            return;
-          }
-          // The gateway has already answered 503: doing the work now would only surprise the caller later.
-          if (Date.now() > request.deadline) {
-            handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
-            return;
-          }
-          const reqLog = log.child({ request_id: request.request_id, merchant_id: request.merchant_id, operation: op.spec.operationId });
-          let outcome: RpcOutcome;
-          let body: unknown;
-          let code: string;
-          try {
-            const result = await op.run({ sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog }, request);
-            outcome = code = result.outcome;
-            body = result.outcome === 'no_content' ? undefined : result.body;
-          } catch (e) {
-            let error: RpcError;
-            if (e instanceof ApiError) {
-              error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
-            } else {
-              reqLog.error('operation failed', { err: e as Error });
-              error = { code: 'INTERNAL', message: 'Something went wrong on our side' };
-            }
-            outcome = 'error';
-            code = error.code;
-            body = error;
-          }
-          handled.inc({ operation: op.spec.operationId, code });
-          duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);
-          const h = headers();
-          h.set(RPC_OUTCOME_HEADER, outcome);
-          const data = outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body);
-          // The work counts as in flight until the answer is handed to the client (drain waits for it).
-          await new Promise<void>((sent) =>
-            inThisTurn(() => {
-              msg.respond(data, { headers: h });
-              sent();
-            }),
-          );
-        })();
+        const work = handle(op, msg, performance.now());
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
       },

@@ -8,6 +8,7 @@ import type { Logger } from './log.ts';
 import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './service.ts';
 import { inTransaction } from './transactions.ts';
+import { unnestColumns } from './unnest.ts';
 
 const NOTIFY_CHANNEL = 'outbox_pending';
 
@@ -45,18 +46,35 @@ export async function enqueueEvents(
   events: { merchantId: string; type: OutboxEventType; data: Record<string, unknown> }[],
 ): Promise<DomainEvent<Record<string, unknown>, OutboxEventType>[]> {
   if (events.length === 0) return [];
-  const ids = events.map(() => newId('msg'));
+  const rows = new Array<OutboxInsert>(events.length);
+  for (let i = 0; i < events.length; i++) rows[i] = { ...events[i]!, id: newId('msg') };
+  const c = outboxColumns(rows);
   // Queued on the connection now (not when awaited), so that a COMMIT the caller sends right after follows it.
-  const rows = await tx<{ id: string; created_at: Date }[]>`
+  const inserted = await tx<{ id: string; created_at: Date }[]>`
     insert into outbox (id, merchant_id, type, data)
     select e.id, e.merchant_id, e.type, e.data::jsonb
-    from unnest(${ids}::text[], ${events.map((e) => e.merchantId)}::text[], ${events.map((e) => e.type)}::text[],
-                ${events.map((e) => JSON.stringify(e.data))}::text[]) with ordinality as e(id, merchant_id, type, data, n)
+    from unnest(${c.id}::text[], ${c.merchantId}::text[], ${c.type}::text[], ${c.data}::text[])
+      with ordinality as e(id, merchant_id, type, data, n)
     order by e.n
     returning id, created_at`.execute();
-  const createdAt = new Map(rows.map((r) => [r.id, r.created_at.toISOString()]));
-  return events.map((e, i) => ({ id: ids[i]!, type: e.type, created_at: createdAt.get(ids[i]!)!, merchant_id: e.merchantId, data: e.data }));
+  const createdAt = new Map<string, string>();
+  for (const row of inserted) createdAt.set(row.id, row.created_at.toISOString());
+  const recorded = new Array<DomainEvent<Record<string, unknown>, OutboxEventType>>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    recorded[i] = { id: r.id, type: r.type, created_at: createdAt.get(r.id)!, merchant_id: r.merchantId, data: r.data };
+  }
+  return recorded;
 }
+
+type OutboxInsert = { id: string; merchantId: string; type: OutboxEventType; data: Record<string, unknown> };
+
+const outboxColumns = unnestColumns({
+  id: (r: OutboxInsert) => r.id,
+  merchantId: (r: OutboxInsert) => r.merchantId,
+  type: (r: OutboxInsert) => r.type,
+  data: (r: OutboxInsert) => JSON.stringify(r.data),
+});
 
 /** The wake-ups of the relays running in this process, by the pool they read (the pool the writers use too). */
 const localRelays = new WeakMap<Sql, Set<() => void>>();
@@ -99,7 +117,6 @@ export function outboxEnvelope(sql: Queryable) {
 }
 
 interface OutboxRow {
-  seq: string;
   id: string;
   type: OutboxEventType;
   /** The DomainEvent envelope as JSON text, built by Postgres from the row: no parse and re-encode per event. */
@@ -139,28 +156,45 @@ export function startOutboxPurge(sql: Sql, log: Logger, retentionDays: number): 
 /** How long the relay waits for JetStream to acknowledge a batch before it gives up and retries the batch. */
 const ACK_TIMEOUT_MS = 5000;
 
+/** The messages of one publishAll call that JetStream has yet to acknowledge. */
+interface PendingBatch {
+  remaining: number;
+  tokens: string[];
+  timer: NodeJS.Timeout | undefined;
+  resolve: () => void;
+  reject: (refusal: Error) => void;
+}
+
 /**
  * Publishes to JetStream and waits for its acknowledgements, many messages at a time: one subscription to a
  * wildcard inbox for every acknowledgement, and one timer per batch. The client's `js.publish` makes a request per
  * message, with a timer and an Error carrying a captured stack for each, even for one that succeeds: that was a
- * tenth of the events service's CPU. Messages published together leave in one socket write.
+ * tenth of the events service's CPU. Messages published together leave in one socket write. The functions that run
+ * per message are made once per publisher, not per batch (unnest.ts says why).
  */
 function createJetStreamPublisher(nc: NatsConnection) {
   const inbox = createInbox();
-  const waiting = new Map<string, (refusal: Error | null) => void>();
+  const waiting = new Map<string, PendingBatch>();
   let next = 0;
+  const finish = (batch: PendingBatch, refusal: Error | null) => {
+    clearTimeout(batch.timer);
+    for (const t of batch.tokens) waiting.delete(t);
+    if (refusal) batch.reject(refusal);
+    else batch.resolve();
+  };
+  const timedOut = (batch: PendingBatch) =>
+    finish(batch, new Error(`JetStream did not acknowledge ${batch.remaining} messages within ${ACK_TIMEOUT_MS} ms`));
   const subscription = nc.subscribe(`${inbox}.*`, {
     callback: (err, msg) => {
       if (err) {
-        for (const settle of waiting.values()) settle(err);
-        waiting.clear();
+        for (const batch of new Set(waiting.values())) finish(batch, err);
         return;
       }
-      const token = msg.subject.slice(inbox.length + 1);
-      const settle = waiting.get(token);
-      if (!settle) return; // after its batch timed out
-      waiting.delete(token);
-      settle(pubAckRefusal(msg.data, msg.headers?.code));
+      const batch = waiting.get(msg.subject.slice(inbox.length + 1));
+      if (!batch) return; // after its batch timed out or was refused
+      const refusal = pubAckRefusal(msg.data, msg.headers?.code);
+      if (refusal) finish(batch, refusal);
+      else if (--batch.remaining === 0) finish(batch, null);
     },
   });
   return {
@@ -170,39 +204,33 @@ function createJetStreamPublisher(nc: NatsConnection) {
      */
     publishAll(messages: { subject: string; data: Uint8Array; msgId: string }[]): Promise<void> {
       if (messages.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const tokens: string[] = [];
-        let remaining = messages.length;
-        const timer = setTimeout(() => finish(new Error(`JetStream did not acknowledge ${remaining} messages within ${ACK_TIMEOUT_MS} ms`)), ACK_TIMEOUT_MS);
-        const finish = (refusal: Error | null) => {
-          clearTimeout(timer);
-          for (const t of tokens) waiting.delete(t);
-          if (refusal) reject(refusal);
-          else resolve();
-        };
-        const acknowledged = (refusal: Error | null) => {
-          if (refusal) finish(refusal);
-          else if (--remaining === 0) finish(null);
-        };
-        try {
-          for (const m of messages) {
-            const token = (next++).toString(36);
-            tokens.push(token);
-            waiting.set(token, acknowledged);
-            const h = headers();
-            h.set('Nats-Msg-Id', m.msgId);
-            nc.publish(m.subject, m.data, { reply: `${inbox}.${token}`, headers: h });
-          }
-        } catch (err) {
-          finish(err as Error);
-        }
+      const batch: PendingBatch = { remaining: messages.length, tokens: [], timer: undefined, resolve: noop, reject: noop };
+      const acknowledged = new Promise<void>((resolve, reject) => {
+        batch.resolve = resolve;
+        batch.reject = reject;
       });
+      batch.timer = setTimeout(timedOut, ACK_TIMEOUT_MS, batch);
+      try {
+        for (const m of messages) {
+          const token = (next++).toString(36);
+          batch.tokens.push(token);
+          waiting.set(token, batch);
+          const h = headers();
+          h.set('Nats-Msg-Id', m.msgId);
+          nc.publish(m.subject, m.data, { reply: `${inbox}.${token}`, headers: h });
+        }
+      } catch (err) {
+        finish(batch, err as Error);
+      }
+      return acknowledged;
     },
     close() {
       subscription.unsubscribe();
     },
   };
 }
+
+const noop = () => {};
 
 /** Null for a JetStream publish acknowledgement; the reason for anything else. */
 function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error | null {
@@ -222,12 +250,13 @@ function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error 
 /**
  * Publishes committed outbox rows to their streams (catalogue.outboxSubject), oldest first, and marks them published.
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so relays in several replicas share the work. A row is marked
- * published only in the transaction that claimed it and only after JetStream acknowledged every row of the batch;
- * a crash or a refusal before the mark re-publishes the rows later, and Nats-Msg-Id (the envelope id) makes
- * JetStream store each once. Woken by `outboxCommitted` in its own process, by NOTIFY (enqueueEvent, or a process
- * without a relay), and by a timer in case a wake-up was missed. Wake-ups are paced (pacer.ts): a pass starts no
- * sooner than `minIntervalMs` after the previous one started, so that under a steady load one pass claims, publishes
- * and marks the rows of many commits instead of each commit's one or two; `flush()` itself is never held back.
+ * published by the statement that claims it, and that transaction commits only after JetStream acknowledged every
+ * row of the batch; a crash or a refusal before the commit rolls the mark back and re-publishes the rows later, and
+ * Nats-Msg-Id (the envelope id) makes JetStream store each once. Woken by `outboxCommitted` in its own process, by
+ * NOTIFY (enqueueEvent, or a process without a relay), and by a timer in case a wake-up was missed. Wake-ups are
+ * paced (pacer.ts): a pass starts no sooner than `minIntervalMs` after the previous one started, so that under a
+ * steady load one pass claims, publishes and marks the rows of many commits instead of each commit's one or two;
+ * `flush()` itself is never held back.
  */
 export function startOutboxRelay(opts: {
   sql: Sql;
@@ -246,26 +275,37 @@ export function startOutboxRelay(opts: {
   let running: Promise<number> | null = null;
   let again = false;
 
-  /** One batch in two round trips to Postgres rather than four: BEGIN with the claiming SELECT, the UPDATE with COMMIT. */
-  const publishBatch = () =>
-    inTransaction(sql, async (tx, begun) => {
-      const [, rows] = await Promise.all([
-        begun,
-        tx<OutboxRow[]>`
-          select seq, id, type, ${outboxEnvelope(tx)} as envelope
-          from outbox
-          where published_at is null
-          order by seq
-          limit ${batchSize}
-          for update skip locked`.execute(),
-      ]);
-      if (rows.length === 0) return { result: 0, last: Promise.resolve() };
-      await publisher.publishAll(rows.map((row) => ({ subject: outboxSubject(prefix, row.type), data: Buffer.from(row.envelope), msgId: row.id })));
-      // A list of n values rather than one array parameter: with `seq = any($1)` Postgres re-planned the statement on
-      // every call (its generic plan costed the array at 10 elements, dearer than a custom plan for the one or two
-      // a batch usually has), while each list length gets a generic plan of its own after five runs.
-      return { result: rows.length, last: tx`update outbox set published_at = now() where seq in ${tx(rows.map((r) => r.seq))}`.execute() };
-    });
+  /**
+   * One batch in two round trips to Postgres: BEGIN with the statement that claims the oldest unpublished rows and
+   * marks them published (the mark holds only if this transaction commits, after JetStream acknowledged every row),
+   * then COMMIT. Made once per relay, like everything that runs per row here (unnest.ts says why).
+   */
+  const claimAndPublish = async (tx: Queryable, begun: Promise<unknown>) => {
+    const [, rows] = await Promise.all([
+      begun,
+      tx<OutboxRow[]>`
+        with claimed as (
+          update outbox set published_at = now()
+          where seq in (
+            select seq from outbox
+            where published_at is null
+            order by seq
+            limit ${batchSize}
+            for update skip locked)
+          returning seq, id, type, ${outboxEnvelope(tx)} as envelope)
+        select id, type, envelope from claimed order by seq`.execute(),
+    ]);
+    if (rows.length > 0) {
+      const messages = new Array<{ subject: string; data: Uint8Array; msgId: string }>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i]!;
+        messages[i] = { subject: outboxSubject(prefix, row.type), data: Buffer.from(row.envelope), msgId: row.id };
+      }
+      await publisher.publishAll(messages);
+    }
+    return { result: rows.length, last: Promise.resolve() };
+  };
+  const publishBatch = () => inTransaction(sql, claimAndPublish);
 
   const flush = async (): Promise<number> => {
     if (running) {

@@ -91,13 +91,15 @@ export async function startConversionConsumer(opts: {
     if (parsed.length === 1) return processAlone(parsed[0]!.msg, parsed[0]!.envelope);
     let outcomes: ProcessOutcome[];
     try {
-      outcomes = await opts.process(parsed.map((p) => p.envelope));
+      const envelopes = new Array<ConversionEnvelope>(parsed.length);
+      for (let i = 0; i < parsed.length; i++) envelopes[i] = parsed[i]!.envelope;
+      outcomes = await opts.process(envelopes);
     } catch (err) {
       log.warn('conversion batch failed; processing its messages one by one', { count: parsed.length, err: (err as Error).message });
       for (const p of parsed) await processAlone(p.msg, p.envelope);
       return;
     }
-    parsed.forEach((p, i) => settle(p.msg, p.envelope, outcomes[i]!));
+    for (let i = 0; i < parsed.length; i++) settle(parsed[i]!.msg, parsed[i]!.envelope, outcomes[i]!);
   };
 
   return consumeInBatches(messages, {

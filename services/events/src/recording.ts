@@ -10,7 +10,7 @@ import { settingsAndAttribution, visitIdOf } from './attribution.ts';
 import { hashBody } from './body-hash.ts';
 import { checkEvent } from './check-event.ts';
 import { conversionVisit, presentEvent } from './present.ts';
-import { findAttributionContexts } from './queries/attribution-context.ts';
+import { findAttributionContexts, type AttributionLookup } from './queries/attribution-context.ts';
 import { findEventsByKeys, insertEventsWithOutbox, type ConversionEventRow, type NewConversionEvent } from './queries/conversion-events.ts';
 
 /** Batches being recorded at once; events arriving while every slot is busy wait and go together in the next. */
@@ -82,17 +82,23 @@ export function createEventRecorder(sql: Sql, attributionSql: Sql, minIntervalMs
     });
 }
 
-/** Records one batch; settles every request (a rejection after a request was settled is ignored by its promise). */
+/**
+ * Records one batch; settles every request (a rejection after a request was settled is ignored by its promise).
+ * Loops rather than callbacks made per batch, here and in insertGroup: see @platform/shared/unnest for why.
+ */
 async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
-  const contexts = await findAttributionContexts(
-    attributionSql,
-    batch.map((r) => ({ merchantId: r.merchantId, visitId: visitIdOf(r.body.cookie_id), coupon: r.body.coupon ?? null })),
-  );
+  const lookups = new Array<AttributionLookup>(batch.length);
+  for (let i = 0; i < batch.length; i++) {
+    const r = batch[i]!;
+    lookups[i] = { merchantId: r.merchantId, visitId: visitIdOf(r.body.cookie_id), coupon: r.body.coupon ?? null };
+  }
+  const contexts = await findAttributionContexts(attributionSql, lookups);
 
   // The first request of each key is inserted; the later ones of that key are answered from its outcome.
   const first = new Map<string, Prepared>();
   const repeats: Prepared[] = [];
-  batch.forEach((request, i) => {
+  for (let i = 0; i < batch.length; i++) {
+    const request = batch[i]!;
     const found = contexts[i];
     try {
       if (!found) throw new Error('the merchant of an authenticated key has no row');
@@ -102,49 +108,36 @@ async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Pro
     } catch (err) {
       request.reject(err);
     }
-  });
+  }
   if (first.size === 0) return;
 
   // In key order, so that concurrent batches take the keys' index entries in the same order (no deadlock).
-  const toInsert = [...first.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const stored = new Map<string, ConversionEventRow>();
-  const inserted = new Set<string>();
-  const insert = async (group: Prepared[]) => {
-    const rows = await insertEventsWithOutbox(
-      sql,
-      group.map((p) => p.event),
-    );
-    if (rows.length > 0) outboxCommitted(sql);
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const p of group) {
-      const row = byId.get(p.event.id);
-      if (row) {
-        stored.set(p.key, row);
-        inserted.add(p.key);
-      }
-    }
-  };
+  const toInsert = [...first.values()].sort(byKey);
+  const outcome: BatchOutcome = { stored: new Map(), inserted: new Set() };
   try {
-    await insert(toInsert);
+    await insertGroup(sql, toInsert, outcome);
   } catch (err) {
     if (toInsert.length === 1) throw err;
-    await Promise.all(
-      toInsert.map((p) =>
-        insert([p]).catch((e) => {
+    const alone: Promise<void>[] = [];
+    for (const p of toInsert) {
+      alone.push(
+        insertGroup(sql, [p], outcome).catch((e: unknown) => {
           p.request.reject(e);
           first.delete(p.key);
         }),
-      ),
-    );
+      );
+    }
+    await Promise.all(alone);
   }
+  const { stored, inserted } = outcome;
 
   // Keys that were taken before this batch: read what is stored, once for all of them.
-  const taken = [...first.values()].filter((p) => !inserted.has(p.key));
+  const taken: { merchantId: string; eventType: string; externalId: string }[] = [];
+  for (const p of first.values()) {
+    if (!inserted.has(p.key)) taken.push({ merchantId: p.event.merchantId, eventType: p.event.eventType, externalId: p.event.externalId });
+  }
   if (taken.length > 0) {
-    const rows = await findEventsByKeys(
-      sql,
-      taken.map((p) => ({ merchantId: p.event.merchantId, eventType: p.event.eventType, externalId: p.event.externalId })),
-    );
+    const rows = await findEventsByKeys(sql, taken);
     for (const row of rows) stored.set(keyOf(row.merchant_id, row.event_type, row.external_id), row);
   }
 
@@ -152,6 +145,31 @@ async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Pro
   for (const p of repeats) {
     if (first.has(p.key)) answer(p, stored.get(p.key), false);
     else p.request.reject(new Error('the first event of this key in its batch could not be inserted'));
+  }
+}
+
+/** What a batch's inserts found: the stored row of each key, and the keys this batch inserted. */
+interface BatchOutcome {
+  stored: Map<string, ConversionEventRow>;
+  inserted: Set<string>;
+}
+
+const byKey = (a: Prepared, b: Prepared) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** Inserts a group of the batch's events with their outbox rows (one statement) and notes what it inserted. */
+async function insertGroup(sql: Sql, group: Prepared[], outcome: BatchOutcome): Promise<void> {
+  const events = new Array<NewConversionEvent>(group.length);
+  for (let i = 0; i < group.length; i++) events[i] = group[i]!.event;
+  const rows = await insertEventsWithOutbox(sql, events);
+  if (rows.length > 0) outboxCommitted(sql);
+  const byId = new Map<string, ConversionEventRow>();
+  for (const row of rows) byId.set(row.id, row);
+  for (const p of group) {
+    const row = byId.get(p.event.id);
+    if (row) {
+      outcome.stored.set(p.key, row);
+      outcome.inserted.add(p.key);
+    }
   }
 }
 

@@ -6,6 +6,8 @@ export type RequestOutcome = { kind: 'reply'; msg: Msg } | { kind: 'no_responder
 interface Pending {
   settle(outcome: RequestOutcome): void;
   deadline: number;
+  subject: string;
+  payload: Uint8Array;
 }
 
 /** How often deadlines are checked: a request times out at most this much after its deadline. */
@@ -23,7 +25,6 @@ export function createRequester(nc: NatsConnection) {
   const inbox = createInbox();
   const pending = new Map<string, Pending>();
   let next = 0;
-  const inThisTurn = createTurnBatch();
 
   const subscription = nc.subscribe(`${inbox}.*`, {
     callback: (err, msg) => {
@@ -43,6 +44,18 @@ export function createRequester(nc: NatsConnection) {
     },
   });
 
+  const publishInThisTurn = createTurnBatch((token: string) => {
+    const p = pending.get(token);
+    if (!p) return;
+    try {
+      nc.publish(p.subject, p.payload, { reply: `${inbox}.${token}` });
+    } catch {
+      // Closed or draining between the call and this turn's end.
+      pending.delete(token);
+      p.settle({ kind: 'closed' });
+    }
+  });
+
   const expiry = setInterval(() => {
     const now = Date.now();
     for (const [token, p] of pending) {
@@ -59,17 +72,8 @@ export function createRequester(nc: NatsConnection) {
       if (nc.isClosed()) return Promise.resolve({ kind: 'closed' });
       const token = (next++).toString(36);
       return new Promise<RequestOutcome>((settle) => {
-        pending.set(token, { settle, deadline: Date.now() + timeoutMs });
-        inThisTurn(() => {
-          if (!pending.has(token)) return;
-          try {
-            nc.publish(subject, payload, { reply: `${inbox}.${token}` });
-          } catch {
-            // Closed or draining between the call and this turn's end.
-            pending.delete(token);
-            settle({ kind: 'closed' });
-          }
-        });
+        pending.set(token, { settle, deadline: Date.now() + timeoutMs, subject, payload });
+        publishInThisTurn(token);
       });
     },
     close() {

@@ -41,10 +41,14 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   // server.close() would wait for them (up to keepAliveTimeout) after the last request in flight has finished.
   let draining = false;
   const unanswered = new Set<ServerResponse>();
+  // Made once, not per request (shared/src/unnest.ts says why); `this` is the response.
+  function answered(this: ServerResponse) {
+    unanswered.delete(this);
+  }
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     if (draining) res.setHeader('Connection', 'close');
     unanswered.add(res);
-    res.once('close', () => unanswered.delete(res));
+    res.once('close', answered);
   });
   const port = (server.address() as AddressInfo).port;
   log.info('listening', { port, ops_port: ops.port });

@@ -8,7 +8,14 @@ import { inTransaction } from '@platform/shared/transactions';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
-import { insertCommissionsOfEvents, insertEventCommissions, voidCommissions, voidOrderCommissions, type CommissionRow } from '../queries/commissions.ts';
+import {
+  insertCommissionsOfEvents,
+  insertEventCommissions,
+  voidCommissions,
+  voidOrderCommissions,
+  type CommissionLine,
+  type CommissionRow,
+} from '../queries/commissions.ts';
 import {
   claimAndReadContext,
   claimAndReadContexts,
@@ -19,7 +26,7 @@ import {
   type ConversionContext,
 } from '../queries/conversions.ts';
 import { insertFraudFlag, type FraudRule } from '../queries/fraud-flags.ts';
-import { addAttributedRevenue, countConversionsRevenue } from '../queries/stats.ts';
+import { addAttributedRevenue, countConversionsRevenue, type CountedConversion } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
 import { formatAmount, toDecimal } from './money.ts';
 import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
@@ -49,7 +56,8 @@ function lockKeysOf(envelope: ConversionEnvelope): string[] {
   // Conversions of one affiliate touch the same rows (the affiliate, its stats): locking it up front, with the rest
   // in sorted order, keeps transactions that process several conversions from deadlocking on those rows.
   if (d.affiliate_id) keys.push(`aff:${d.affiliate_id}`);
-  return keys.map((k) => `${envelope.merchant_id}:${k}`);
+  for (let i = 0; i < keys.length; i++) keys[i] = `${envelope.merchant_id}:${keys[i]}`;
+  return keys;
 }
 
 /**
@@ -86,40 +94,62 @@ export async function processConversions(
   ctx: { now: Clock; publicBaseUrl: string },
 ): Promise<ProcessOutcome[]> {
   const outbox: Outbox = [];
-  const outcomes = await inTransaction(sql, async (tx, begun): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> => {
-    outbox.length = 0;
-    const at = ctx.now();
-    const merchantIds = [...new Set(envelopes.map((e) => e.merchant_id))];
-    const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, envelopes.flatMap(lockKeysOf), merchantIds)]);
-    const settingsOf = (envelope: ConversionEnvelope) => {
-      const text = settingsText.get(envelope.merchant_id);
-      return text === undefined ? undefined : settingsFromText(envelope.merchant_id, text);
-    };
-
-    const results: ProcessOutcome[] = new Array(envelopes.length);
-    const together: { index: number; envelope: ConversionEnvelope; settings: MerchantSettings }[] = [];
-    const seen = new Set<string>();
-    for (const [index, envelope] of envelopes.entries()) {
-      const keys = lockKeysOf(envelope);
-      const settings = settingsOf(envelope);
-      if (settings && envelope.data.event_type !== 'refund' && envelope.data.affiliate_id && keys.every((k) => !seen.has(k))) {
-        together.push({ index, envelope, settings });
-      }
-      for (const k of keys) seen.add(k);
-    }
-    if (together.length >= 2) {
-      const processed = await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
-      together.forEach((item, k) => (results[item.index] = processed[k]!));
-    }
-    for (const [index, envelope] of envelopes.entries()) {
-      if (results[index]) continue;
-      const settings = settingsOf(envelope);
-      results[index] = settings ? await processOne(tx, envelope, settings, at, ctx.publicBaseUrl, outbox) : { kind: 'unknown_merchant' };
-    }
-    return { result: results, last: enqueueEvents(tx, outbox) };
-  });
+  const outcomes = await inTransaction(sql, (tx, begun) => processInTransaction(tx, begun, envelopes, ctx, outbox));
   if (outbox.length > 0) outboxCommitted(sql);
   return outcomes;
+}
+
+/**
+ * The transaction of processConversions. A function of the module, with loops rather than callbacks made per batch,
+ * here and in what it calls: see @platform/shared/unnest for why.
+ */
+async function processInTransaction(
+  tx: Queryable,
+  begun: Promise<unknown>,
+  envelopes: ConversionEnvelope[],
+  ctx: { now: Clock; publicBaseUrl: string },
+  outbox: Outbox,
+): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> {
+  outbox.length = 0;
+  const at = ctx.now();
+  const merchantIds = new Set<string>();
+  const lockKeys: string[][] = new Array(envelopes.length);
+  for (let i = 0; i < envelopes.length; i++) {
+    merchantIds.add(envelopes[i]!.merchant_id);
+    lockKeys[i] = lockKeysOf(envelopes[i]!);
+  }
+  const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, lockKeys.flat(), [...merchantIds])]);
+  const settings = new Array<MerchantSettings | undefined>(envelopes.length);
+  for (let i = 0; i < envelopes.length; i++) {
+    const text = settingsText.get(envelopes[i]!.merchant_id);
+    settings[i] = text === undefined ? undefined : settingsFromText(envelopes[i]!.merchant_id, text);
+  }
+
+  const results: ProcessOutcome[] = new Array(envelopes.length);
+  const together: { index: number; envelope: ConversionEnvelope; settings: MerchantSettings }[] = [];
+  const seen = new Set<string>();
+  for (let index = 0; index < envelopes.length; index++) {
+    const envelope = envelopes[index]!;
+    const merchantSettings = settings[index];
+    let independent = merchantSettings !== undefined && envelope.data.event_type !== 'refund' && !!envelope.data.affiliate_id;
+    for (const k of lockKeys[index]!) {
+      if (seen.has(k)) independent = false;
+      seen.add(k);
+    }
+    if (independent) together.push({ index, envelope, settings: merchantSettings! });
+  }
+  if (together.length >= 2) {
+    const processed = await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
+    for (let k = 0; k < together.length; k++) results[together[k]!.index] = processed[k]!;
+  }
+  for (let index = 0; index < envelopes.length; index++) {
+    if (results[index]) continue;
+    const merchantSettings = settings[index];
+    results[index] = merchantSettings
+      ? await processOne(tx, envelopes[index]!, merchantSettings, at, ctx.publicBaseUrl, outbox)
+      : { kind: 'unknown_merchant' };
+  }
+  return { result: results, last: enqueueEvents(tx, outbox) };
 }
 
 /** What an attributed conversion that was claimed now will write, decided from its context. */
@@ -190,6 +220,14 @@ function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings
   for (const a of context.ancestors) {
     if (a.status !== 'suspended') earners.set(a.level, a.id);
   }
+  const lines: Plan['lines'] = [];
+  for (const line of commissionLines) {
+    const earner = earners.get(line.level);
+    if (earner) {
+      const amount = formatAmount(line.amount, d.currency);
+      lines.push({ id: newId('com', at.getTime()), affiliateId: earner, level: line.level, rate: line.rate, amount });
+    }
+  }
   return {
     envelope,
     settings,
@@ -197,12 +235,7 @@ function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings
     hits,
     flagged,
     refunded,
-    lines: commissionLines.flatMap((line) => {
-      const earner = earners.get(line.level);
-      return earner
-        ? [{ id: newId('com', at.getTime()), affiliateId: earner, level: line.level, rate: line.rate, amount: formatAmount(line.amount, d.currency) }]
-        : [];
-    }),
+    lines,
     held: flagged && settings.fraud_action === 'hold',
     countsRevenue: !flagged && !refunded,
     tierLookup: d.currency === settings.currency && toDecimal(d.amount).gt(0),
@@ -219,46 +252,42 @@ async function processTogether(
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome[]> {
-  const contexts = await claimAndReadContexts(tx, items.map((i) => contextLookupOf(i.envelope, i.settings, at)));
-  const plans = items.map((item, k) => planConversion(item.envelope, item.settings, contexts[k]!, at));
-  const planned = plans.filter(isPlan);
-  const counting = planned.filter((p) => p.countsRevenue);
+  const lookups = new Array<ContextLookup>(items.length);
+  for (let k = 0; k < items.length; k++) lookups[k] = contextLookupOf(items[k]!.envelope, items[k]!.settings, at);
+  const contexts = await claimAndReadContexts(tx, lookups);
+  const plans = new Array<Plan | ProcessOutcome>(items.length);
+  const lines: CommissionLine[] = [];
+  const counting: CountedConversion[] = [];
+  for (let k = 0; k < items.length; k++) {
+    const plan = planConversion(items[k]!.envelope, items[k]!.settings, contexts[k]!, at);
+    plans[k] = plan;
+    if (!isPlan(plan)) continue;
+    const d = plan.envelope.data;
+    for (const line of plan.lines) {
+      const merchantId = plan.envelope.merchant_id;
+      lines.push({ ...line, merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
+    }
+    if (plan.countsRevenue) {
+      counting.push({
+        merchantId: plan.envelope.merchant_id,
+        affiliateId: plan.affiliate.id,
+        eventId: d.event_id,
+        currency: d.currency,
+        amount: d.amount,
+        tierLookup: plan.tierLookup,
+      });
+    }
+  }
   // Sent together: neither depends on the other, and the connection runs them in order.
-  const [createdRows, counted] = await Promise.all([
-    insertCommissionsOfEvents(
-      tx,
-      at,
-      planned.flatMap((p) =>
-        p.lines.map((line) => ({
-          ...line,
-          merchantId: p.envelope.merchant_id,
-          eventId: p.envelope.data.event_id,
-          orderId: p.envelope.data.external_id,
-          currency: p.envelope.data.currency,
-          held: p.held,
-        })),
-      ),
-    ),
-    countConversionsRevenue(
-      tx,
-      at,
-      counting.map((p) => ({
-        merchantId: p.envelope.merchant_id,
-        affiliateId: p.affiliate.id,
-        eventId: p.envelope.data.event_id,
-        currency: p.envelope.data.currency,
-        amount: p.envelope.data.amount,
-        tierLookup: p.tierLookup,
-      })),
-    ),
-  ]);
+  const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), countConversionsRevenue(tx, at, counting)]);
   const createdByEvent = new Map<string, CommissionRow[]>();
   for (const row of createdRows) {
     const rows = createdByEvent.get(row.event_id);
     if (rows) rows.push(row);
     else createdByEvent.set(row.event_id, [row]);
   }
-  const countedByEvent = new Map(counting.map((p, k) => [p.envelope.data.event_id, counted[k]!]));
+  const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
+  for (let k = 0; k < counting.length; k++) countedByEvent.set(counting[k]!.eventId, counted[k]!);
   const outcomes: ProcessOutcome[] = [];
   for (const plan of plans) {
     if (!isPlan(plan)) {
@@ -266,11 +295,13 @@ async function processTogether(
       continue;
     }
     const eventId = plan.envelope.data.event_id;
-    const created = (createdByEvent.get(eventId) ?? []).sort((x, y) => x.level - y.level);
+    const created = (createdByEvent.get(eventId) ?? []).sort(byLevel);
     outcomes.push(await completeConversion(tx, plan, created, countedByEvent.get(eventId), at, publicBaseUrl, outbox));
   }
   return outcomes;
 }
+
+const byLevel = (x: CommissionRow, y: CommissionRow) => x.level - y.level;
 
 async function processOne(
   tx: Queryable,

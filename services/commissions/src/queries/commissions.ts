@@ -1,5 +1,6 @@
 import type { Queryable } from '@platform/shared/db';
 import type { CommissionStatus } from '@platform/shared/schemas/commissions';
+import { unnestColumns } from '@platform/shared/unnest';
 
 export interface CommissionRow {
   id: string;
@@ -44,6 +45,34 @@ export async function insertEventCommissions(
   return [...rows].sort((x, y) => x.level - y.level);
 }
 
+/** A commission to insert with insertCommissionsOfEvents. */
+export interface CommissionLine {
+  id: string;
+  merchantId: string;
+  affiliateId: string;
+  eventId: string;
+  orderId: string;
+  level: number;
+  rate: string | null;
+  amount: string;
+  currency: string;
+  held: boolean;
+}
+
+const lineColumns = unnestColumns({
+  id: (l: CommissionLine) => l.id,
+  merchantId: (l: CommissionLine) => l.merchantId,
+  affiliateId: (l: CommissionLine) => l.affiliateId,
+  eventId: (l: CommissionLine) => l.eventId,
+  orderId: (l: CommissionLine) => l.orderId,
+  level: (l: CommissionLine) => l.level,
+  rate: (l: CommissionLine) => l.rate,
+  amount: (l: CommissionLine) => l.amount,
+  currency: (l: CommissionLine) => l.currency,
+  // As text: the driver does not send a JS array of booleans as a Postgres array.
+  held: (l: CommissionLine) => String(l.held),
+});
+
 /**
  * insertEventCommissions for several events in one statement: each line names its event; answers the rows inserted
  * (in no particular order: match them by event_id and level).
@@ -51,30 +80,16 @@ export async function insertEventCommissions(
 export async function insertCommissionsOfEvents(
   sql: Queryable,
   createdAt: Date,
-  lines: {
-    id: string;
-    merchantId: string;
-    affiliateId: string;
-    eventId: string;
-    orderId: string;
-    level: number;
-    rate: string | null;
-    amount: string;
-    currency: string;
-    held: boolean;
-  }[],
+  lines: CommissionLine[],
 ): Promise<CommissionRow[]> {
   if (lines.length === 0) return [];
-  const column = <T>(pick: (l: (typeof lines)[number]) => T) => lines.map(pick);
-  // Booleans go as text: the driver does not send a JS array of booleans as a Postgres array.
+  const c = lineColumns(lines);
   return sql<CommissionRow[]>`
     insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held, created_at)
     select l.id, l.merchant_id, l.affiliate_id, l.event_id, l.order_id, l.level, l.rate::numeric, l.amount::numeric,
            l.currency, 'pending', l.held::boolean, ${createdAt}
-    from unnest(${column((l) => l.id)}::text[], ${column((l) => l.merchantId)}::text[], ${column((l) => l.affiliateId)}::text[],
-                ${column((l) => l.eventId)}::text[], ${column((l) => l.orderId)}::text[], ${column((l) => l.level)}::int[],
-                ${column((l) => l.rate)}::text[], ${column((l) => l.amount)}::text[], ${column((l) => l.currency)}::text[],
-                ${column((l) => String(l.held))}::text[])
+    from unnest(${c.id}::text[], ${c.merchantId}::text[], ${c.affiliateId}::text[], ${c.eventId}::text[], ${c.orderId}::text[],
+                ${c.level}::int[], ${c.rate}::text[], ${c.amount}::text[], ${c.currency}::text[], ${c.held}::text[])
       with ordinality as l(id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, held, n)
     order by l.n
     on conflict (merchant_id, event_id, level) do nothing

@@ -1,5 +1,6 @@
 import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
+import { unnestColumns } from '@platform/shared/unnest';
 
 /** A claimed conversion's context as the context statements return it (one row per conversion). */
 type ContextRow = {
@@ -79,7 +80,9 @@ export async function lockKeysAndReadSettings(
       ) locked
     ) locks
     left join merchants m on m.id = any(${merchantIds}::text[])`;
-  return new Map(rows.filter((r) => r.id !== null).map((r) => [r.id!, r.settings!]));
+  const settings = new Map<string, string>();
+  for (const r of rows) if (r.id !== null) settings.set(r.id, r.settings!);
+  return settings;
 }
 
 export interface ConversionContext {
@@ -193,17 +196,26 @@ export async function claimAndReadContext(
 /** A conversion for claimAndReadContexts: the claim's columns and what the context compares with. */
 export type ContextLookup = Parameters<typeof claimAndReadContext>[1];
 
-/**
- * claimAndReadContext for several conversions in one statement: one claim each, and each one's context read as
- * that function reads it; answers one context per lookup, in order. The statement sees none of its own claims, so
- * the conversions must be independent of one another: no two of them may share an order, a visit, an IP hash or an
- * affiliate (what the advisory locks of lockKeysAndReadSettings serialise). Each row is read for its own merchant.
- */
-export async function claimAndReadContexts(sql: Queryable, lookups: ContextLookup[]): Promise<ConversionContext[]> {
-  if (lookups.length === 0) return [];
-  const column = <T>(pick: (c: ContextLookup) => T) => lookups.map(pick);
-  // The busiest hour around the conversion, as in claimAndReadContext, for the visit or the IP hash of input row c.
-  const busiest = (column: 'visit_id' | 'ip_hash') => sql`
+const contextColumns = unnestColumns({
+  merchantId: (c: ContextLookup) => c.merchantId,
+  eventId: (c: ContextLookup) => c.eventId,
+  eventType: (c: ContextLookup) => c.eventType,
+  externalId: (c: ContextLookup) => c.externalId,
+  affiliateId: (c: ContextLookup) => c.affiliateId,
+  amount: (c: ContextLookup) => c.amount,
+  currency: (c: ContextLookup) => c.currency,
+  visitId: (c: ContextLookup) => c.visitId,
+  ipHash: (c: ContextLookup) => c.ipHash,
+  occurredAt: (c: ContextLookup) => c.occurredAt.toISOString(),
+  processedAt: (c: ContextLookup) => c.processedAt.toISOString(),
+  customerEmail: (c: ContextLookup) => c.customerEmail,
+  fingerprint: (c: ContextLookup) => c.fingerprint,
+  maxLevels: (c: ContextLookup) => c.maxLevels,
+});
+
+/** The busiest hour around the conversion, as in claimAndReadContext, for the visit or the IP hash of input row c. */
+function busiestHour(sql: Queryable, column: 'visit_id' | 'ip_hash') {
+  return sql`
     case when c.${sql(column)} is null then 0 else (
       select coalesce(max(w.hits), 0)::int from (
         select h.occurred_at, count(*) over (
@@ -218,14 +230,23 @@ export async function claimAndReadContexts(sql: Queryable, lookups: ContextLooku
       ) w
       where w.occurred_at > c.occurred_at - interval '1 hour' and w.occurred_at <= c.occurred_at
     ) end`;
+}
+
+/**
+ * claimAndReadContext for several conversions in one statement: one claim each, and each one's context read as
+ * that function reads it; answers one context per lookup, in order. The statement sees none of its own claims, so
+ * the conversions must be independent of one another: no two of them may share an order, a visit, an IP hash or an
+ * affiliate (what the advisory locks of lockKeysAndReadSettings serialise). Each row is read for its own merchant.
+ */
+export async function claimAndReadContexts(sql: Queryable, lookups: ContextLookup[]): Promise<ConversionContext[]> {
+  if (lookups.length === 0) return [];
+  const c = contextColumns(lookups);
   const rows = await sql<(ContextRow & { n: number })[]>`
     with recursive input as (
       select * from unnest(
-        ${column((c) => c.merchantId)}::text[], ${column((c) => c.eventId)}::text[], ${column((c) => c.eventType)}::text[],
-        ${column((c) => c.externalId)}::text[], ${column((c) => c.affiliateId)}::text[], ${column((c) => c.amount)}::text[],
-        ${column((c) => c.currency)}::text[], ${column((c) => c.visitId)}::text[], ${column((c) => c.ipHash)}::text[],
-        ${column((c) => c.occurredAt.toISOString())}::timestamptz[], ${column((c) => c.processedAt.toISOString())}::timestamptz[],
-        ${column((c) => c.customerEmail)}::text[], ${column((c) => c.fingerprint)}::text[], ${column((c) => c.maxLevels)}::int[]
+        ${c.merchantId}::text[], ${c.eventId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.affiliateId}::text[],
+        ${c.amount}::text[], ${c.currency}::text[], ${c.visitId}::text[], ${c.ipHash}::text[], ${c.occurredAt}::timestamptz[],
+        ${c.processedAt}::timestamptz[], ${c.customerEmail}::text[], ${c.fingerprint}::text[], ${c.maxLevels}::int[]
       ) with ordinality as c(merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash,
                              occurred_at, processed_at, customer_email, fingerprint, max_levels, n)
     ), claim as (
@@ -265,8 +286,8 @@ export async function claimAndReadContexts(sql: Queryable, lookups: ContextLooku
              select from processed_conversions p
              where p.merchant_id = c.merchant_id and p.external_id = c.external_id and p.event_type = 'refund'
            ) as refunded,
-           ${busiest('visit_id')} as by_visit,
-           ${busiest('ip_hash')} as by_ip,
+           ${busiestHour(sql, 'visit_id')} as by_visit,
+           ${busiestHour(sql, 'ip_hash')} as by_ip,
            (select coalesce(json_agg(json_build_object('id', l.id, 'status', l.status, 'level', l.level) order by l.level), '[]')
             from lineage l where l.n = c.n and l.level > 0) as ancestors
     from input c`;

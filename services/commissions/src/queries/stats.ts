@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
+import { unnestColumns } from '@platform/shared/unnest';
 
 /** Adds (or with a negative delta, takes back) attributed revenue; returns the affiliate's new total in that currency. */
 export async function addAttributedRevenue(
@@ -16,6 +17,25 @@ export async function addAttributedRevenue(
   return row!.attributed_revenue;
 }
 
+/** A clean conversion for countConversionsRevenue. */
+export interface CountedConversion {
+  merchantId: string;
+  affiliateId: string;
+  eventId: string;
+  currency: string;
+  amount: string;
+  tierLookup: boolean;
+}
+
+const countedColumns = unnestColumns({
+  merchantId: (c: CountedConversion) => c.merchantId,
+  affiliateId: (c: CountedConversion) => c.affiliateId,
+  eventId: (c: CountedConversion) => c.eventId,
+  currency: (c: CountedConversion) => c.currency,
+  amount: (c: CountedConversion) => c.amount,
+  tierLookup: (c: CountedConversion) => String(c.tierLookup),
+});
+
 /**
  * Clean conversions' revenue, in one statement: marks each counted on its processed_conversions row (what a refund
  * takes back), adds it to the affiliate's attributed revenue (addAttributedRevenue) and, when `tierLookup`, finds
@@ -28,15 +48,14 @@ export async function addAttributedRevenue(
 export async function countConversionsRevenue(
   sql: Queryable,
   at: Date,
-  conversions: { merchantId: string; affiliateId: string; eventId: string; currency: string; amount: string; tierLookup: boolean }[],
+  conversions: CountedConversion[],
 ): Promise<{ total: string; reached: { id: string; rate: string; threshold: string } | undefined }[]> {
   if (conversions.length === 0) return [];
-  const column = <T>(pick: (c: (typeof conversions)[number]) => T) => conversions.map(pick);
+  const c = countedColumns(conversions);
   const rows = await sql<{ n: number; attributed_revenue: string; tier_id: string | null; tier_rate: string; tier_threshold: string }[]>`
     with input as (
-      select * from unnest(${column((c) => c.merchantId)}::text[], ${column((c) => c.affiliateId)}::text[],
-                           ${column((c) => c.eventId)}::text[], ${column((c) => c.currency)}::text[],
-                           ${column((c) => c.amount)}::text[], ${column((c) => String(c.tierLookup))}::text[])
+      select * from unnest(${c.merchantId}::text[], ${c.affiliateId}::text[], ${c.eventId}::text[], ${c.currency}::text[],
+                           ${c.amount}::text[], ${c.tierLookup}::text[])
         with ordinality as s(merchant_id, affiliate_id, event_id, currency, amount, tier_lookup, n)
     ), counted as (
       -- One primary-key probe per conversion, then the row by its address. Joined on (merchant_id, event_id), the

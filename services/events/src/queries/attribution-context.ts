@@ -1,5 +1,6 @@
 import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
+import { unnestColumns } from '@platform/shared/unnest';
 import type { VisitRow } from './visits.ts';
 
 /** A visit as read, before the merchant's attribution window is applied: its age by the database's clock. */
@@ -18,6 +19,12 @@ export interface AttributionLookup {
   coupon: string | null;
 }
 
+const lookupColumns = unnestColumns({
+  merchantId: (l: AttributionLookup) => l.merchantId,
+  visitId: (l: AttributionLookup) => l.visitId,
+  coupon: (l: AttributionLookup) => l.coupon,
+});
+
 /**
  * What recording events reads, for any number of events in one round trip: per lookup, the merchant's settings (as
  * JSON text), the visit `visitId` names when it is one of that merchant's (with its affiliate's status and its
@@ -32,6 +39,7 @@ export interface AttributionLookup {
  * row, its visit, the coupon's owner). `test/events/attribution-plans.test.ts` counts the plans.
  */
 export async function findAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
+  const c = lookupColumns(lookups);
   const rows = await sql<
     {
       n: number;
@@ -51,8 +59,7 @@ export async function findAttributionContexts(sql: Queryable, lookups: Attributi
            v.fingerprint as v_fingerprint,
            extract(epoch from (now() - v.created_at))::float8 as v_age_seconds,
            c.affiliate_id as c_affiliate_id, c.status as c_status
-    from unnest(${lookups.map((l) => l.merchantId)}::text[], ${lookups.map((l) => l.visitId)}::text[],
-                ${lookups.map((l) => l.coupon)}::text[]) with ordinality as r(merchant_id, visit_id, coupon, n)
+    from unnest(${c.merchantId}::text[], ${c.visitId}::text[], ${c.coupon}::text[]) with ordinality as r(merchant_id, visit_id, coupon, n)
     left join merchants m on m.id = r.merchant_id
     left join lateral (
       select v.id, v.affiliate_id, a.status, v.ip_hash, v.fingerprint, v.created_at

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
+import { unnestColumns } from '@platform/shared/unnest';
 import type { AttributionMethod } from '@platform/shared/schemas/events-api';
 
 export interface ConversionEventRow {
@@ -56,18 +57,35 @@ export interface NewConversionEvent {
  * inserted row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
  * millisecond precision). The caller must call outboxCommitted after it returns.
  */
+const eventColumns = unnestColumns({
+  id: (e: NewConversionEvent) => e.id,
+  merchantId: (e: NewConversionEvent) => e.merchantId,
+  eventType: (e: NewConversionEvent) => e.eventType,
+  externalId: (e: NewConversionEvent) => e.externalId,
+  cookieId: (e: NewConversionEvent) => e.cookieId,
+  coupon: (e: NewConversionEvent) => e.coupon,
+  amount: (e: NewConversionEvent) => e.amount,
+  currency: (e: NewConversionEvent) => e.currency,
+  payload: (e: NewConversionEvent) => JSON.stringify(e.payload),
+  affiliateId: (e: NewConversionEvent) => e.affiliateId,
+  attributedBy: (e: NewConversionEvent) => e.attributedBy,
+  visitId: (e: NewConversionEvent) => e.visitId,
+  bodyHash: (e: NewConversionEvent) => e.bodyHash.toString('hex'),
+  messageId: (e: NewConversionEvent) => e.messageId,
+  visit: (e: NewConversionEvent) => (e.visit === null ? null : JSON.stringify(e.visit)),
+  customerEmail: (e: NewConversionEvent) => e.customerEmail,
+});
+
 export async function insertEventsWithOutbox(sql: Queryable, events: NewConversionEvent[]): Promise<ConversionEventRow[]> {
   if (events.length === 0) return [];
-  const column = <T>(pick: (e: NewConversionEvent) => T) => events.map(pick);
+  const c = eventColumns(events);
   return sql<ConversionEventRow[]>`
     with input as (
       select * from unnest(
-        ${column((e) => e.id)}::text[], ${column((e) => e.merchantId)}::text[], ${column((e) => e.eventType)}::text[],
-        ${column((e) => e.externalId)}::text[], ${column((e) => e.cookieId)}::text[], ${column((e) => e.coupon)}::text[],
-        ${column((e) => e.amount)}::text[], ${column((e) => e.currency)}::text[], ${column((e) => JSON.stringify(e.payload))}::text[],
-        ${column((e) => e.affiliateId)}::text[], ${column((e) => e.attributedBy)}::text[], ${column((e) => e.visitId)}::text[],
-        ${column((e) => e.bodyHash.toString('hex'))}::text[], ${column((e) => e.messageId)}::text[],
-        ${column((e) => (e.visit === null ? null : JSON.stringify(e.visit)))}::text[], ${column((e) => e.customerEmail)}::text[]
+        ${c.id}::text[], ${c.merchantId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.cookieId}::text[],
+        ${c.coupon}::text[], ${c.amount}::text[], ${c.currency}::text[], ${c.payload}::text[], ${c.affiliateId}::text[],
+        ${c.attributedBy}::text[], ${c.visitId}::text[], ${c.bodyHash}::text[], ${c.messageId}::text[], ${c.visit}::text[],
+        ${c.customerEmail}::text[]
       ) with ordinality as e(id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
                              affiliate_id, attributed_by, visit_id, body_hash, message_id, visit, customer_email, n)
     ), inserted as (
@@ -96,12 +114,20 @@ export async function insertEventsWithOutbox(sql: Queryable, events: NewConversi
 /** The stored events of the given keys (each with its merchant), those that exist, in no particular order. */
 export async function findEventsByKeys(
   sql: Queryable,
-  keys: { merchantId: string; eventType: string; externalId: string }[],
+  keys: EventKey[],
 ): Promise<ConversionEventRow[]> {
   if (keys.length === 0) return [];
+  const c = keyColumns(keys);
   return sql<ConversionEventRow[]>`
     select ${columns(sql)} from conversion_events
     where (merchant_id, event_type, external_id) in (
-      select * from unnest(${keys.map((k) => k.merchantId)}::text[], ${keys.map((k) => k.eventType)}::text[],
-                           ${keys.map((k) => k.externalId)}::text[]))`;
+      select * from unnest(${c.merchantId}::text[], ${c.eventType}::text[], ${c.externalId}::text[]))`;
 }
+
+type EventKey = { merchantId: string; eventType: string; externalId: string };
+
+const keyColumns = unnestColumns({
+  merchantId: (k: EventKey) => k.merchantId,
+  eventType: (k: EventKey) => k.eventType,
+  externalId: (k: EventKey) => k.externalId,
+});
