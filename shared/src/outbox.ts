@@ -190,8 +190,10 @@ function createJetStreamPublisher(nc: NatsConnection) {
         for (const batch of new Set(waiting.values())) finish(batch, err);
         return;
       }
-      const batch = waiting.get(msg.subject.slice(inbox.length + 1));
+      const token = msg.subject.slice(inbox.length + 1);
+      const batch = waiting.get(token);
       if (!batch) return; // after its batch timed out or was refused
+      waiting.delete(token);
       const refusal = pubAckRefusal(msg.data, msg.headers?.code);
       if (refusal) finish(batch, refusal);
       else if (--batch.remaining === 0) finish(batch, null);
