@@ -11,7 +11,13 @@ import { hashBody } from './body-hash.ts';
 import { checkEvent } from './check-event.ts';
 import { conversionVisit, presentEvent } from './present.ts';
 import { findAttributionContexts, type AttributionLookup } from './queries/attribution-context.ts';
-import { findEventsByKeys, insertEventsWithOutbox, type ConversionEventRow, type NewConversionEvent } from './queries/conversion-events.ts';
+import {
+  findEventsByKeys,
+  insertEventsWithOutbox,
+  type ConversionEventRow,
+  type EventKey,
+  type NewConversionEvent,
+} from './queries/conversion-events.ts';
 
 /** Batches being recorded at once; events arriving while every slot is busy wait and go together in the next. */
 export const RECORDING_SLOTS = 2;
@@ -132,7 +138,7 @@ async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Pro
   const { stored, inserted } = outcome;
 
   // Keys that were taken before this batch: read what is stored, once for all of them.
-  const taken: { merchantId: string; eventType: string; externalId: string }[] = [];
+  const taken: EventKey[] = [];
   for (const p of first.values()) {
     if (!inserted.has(p.key)) taken.push({ merchantId: p.event.merchantId, eventType: p.event.eventType, externalId: p.event.externalId });
   }

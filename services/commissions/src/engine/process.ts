@@ -262,14 +262,14 @@ async function processTogether(
     const plan = planConversion(items[k]!.envelope, items[k]!.settings, contexts[k]!, at);
     plans[k] = plan;
     if (!isPlan(plan)) continue;
+    const merchantId = plan.envelope.merchant_id;
     const d = plan.envelope.data;
     for (const line of plan.lines) {
-      const merchantId = plan.envelope.merchant_id;
       lines.push({ ...line, merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
     }
     if (plan.countsRevenue) {
       counting.push({
-        merchantId: plan.envelope.merchant_id,
+        merchantId,
         affiliateId: plan.affiliate.id,
         eventId: d.event_id,
         currency: d.currency,

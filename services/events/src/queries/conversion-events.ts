@@ -45,18 +45,6 @@ export interface NewConversionEvent {
   customerEmail: string | null;
 }
 
-/**
- * Inserts events, each unless its (merchant, event_type, external_id) is taken, and with each inserted one its
- * `conversion.recorded` outbox row; answers the rows inserted (in no particular order: match them by id). The
- * events must have distinct keys. One statement for all of them: one round trip and one commit, and atomic without
- * BEGIN/COMMIT (a statement is its own transaction), so an outbox row is written exactly when its event is. A
- * concurrent insert of the same key waits for the first to commit, so of any number of simultaneous requests
- * exactly one gets its row back. Rows are inserted in the order given: callers that insert several at once sort
- * them by key, so that two such statements wait for each other's keys in the same order and cannot deadlock.
- * The message data (ConversionRecordedSchema; its visit from present.ts conversionVisit) is completed from the
- * inserted row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
- * millisecond precision). The caller must call outboxCommitted after it returns.
- */
 const eventColumns = unnestColumns({
   id: (e: NewConversionEvent) => e.id,
   merchantId: (e: NewConversionEvent) => e.merchantId,
@@ -76,6 +64,18 @@ const eventColumns = unnestColumns({
   customerEmail: (e: NewConversionEvent) => e.customerEmail,
 });
 
+/**
+ * Inserts events, each unless its (merchant, event_type, external_id) is taken, and with each inserted one its
+ * `conversion.recorded` outbox row; answers the rows inserted (in no particular order: match them by id). The
+ * events must have distinct keys. One statement for all of them: one round trip and one commit, and atomic without
+ * BEGIN/COMMIT (a statement is its own transaction), so an outbox row is written exactly when its event is. A
+ * concurrent insert of the same key waits for the first to commit, so of any number of simultaneous requests
+ * exactly one gets its row back. Rows are inserted in the order given: callers that insert several at once sort
+ * them by key, so that two such statements wait for each other's keys in the same order and cannot deadlock.
+ * The message data (ConversionRecordedSchema; its visit from present.ts conversionVisit) is completed from the
+ * inserted row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
+ * millisecond precision). The caller must call outboxCommitted after it returns.
+ */
 export async function insertEventsWithOutbox(sql: Queryable, events: NewConversionEvent[]): Promise<ConversionEventRow[]> {
   if (events.length === 0) return [];
   const c = eventColumns(events);
@@ -124,7 +124,8 @@ export async function findEventsByKeys(
       select * from unnest(${c.merchantId}::text[], ${c.eventType}::text[], ${c.externalId}::text[]))`;
 }
 
-type EventKey = { merchantId: string; eventType: string; externalId: string };
+/** An event's idempotency key, with its merchant. */
+export type EventKey = { merchantId: string; eventType: string; externalId: string };
 
 const keyColumns = unnestColumns({
   merchantId: (k: EventKey) => k.merchantId,
