@@ -12,13 +12,19 @@ export const CommissionsEnv = Type.Object({
   OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process' }),
   ...OutboxEnv,
   CONVERSION_CONCURRENCY: Type.Integer({
-    default: 4,
+    default: 2,
     minimum: 1,
     maximum: 64,
-    description: 'conversion.recorded messages one replica processes at the same time (each in its own transaction)',
+    description: 'transactions of conversion.recorded messages one replica runs at the same time',
+  }),
+  CONVERSION_BATCH_MAX: Type.Integer({
+    default: 128,
+    minimum: 1,
+    maximum: 512,
+    description: 'the most conversion.recorded messages one transaction processes; each takes up to four advisory locks until its commit, so a replica holds at most CONVERSION_CONCURRENCY × CONVERSION_BATCH_MAX × 4 entries of Postgres\'s lock table',
   }),
   CONVERSION_BATCH_INTERVAL_MS: Type.Integer({
-    default: 20,
+    default: 50,
     minimum: 0,
     maximum: 1000,
     description: 'least time between the starts of two batches of conversion.recorded messages that are not full: a conversion after a quiet spell is processed at once, under load each batch carries what arrived in the interval (0: every turn of the event loop)',

@@ -47,6 +47,7 @@ export async function startCommissionsService(
         prefix: config.NATS_PREFIX,
         log: workerLog,
         concurrency: config.CONVERSION_CONCURRENCY,
+        maxBatch: config.CONVERSION_BATCH_MAX,
         batchIntervalMs: config.CONVERSION_BATCH_INTERVAL_MS,
         process,
       });

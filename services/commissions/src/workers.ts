@@ -8,13 +8,10 @@ import { consumeInBatches } from '@platform/shared/consume';
 import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './engine/envelope.ts';
 import type { ProcessOutcome } from './engine/process.ts';
 
-/** The most conversions one transaction processes. */
-const MAX_BATCH = 32;
-
 /**
  * Pulls `conversion.recorded` from the shared durable consumer (every replica pulls from the same one) and works on
  * up to `concurrency` transactions at once. Messages that arrive while every slot is busy (or together, in one turn
- * of the event loop) are processed together, up to MAX_BATCH in one transaction: one commit and a few statements
+ * of the event loop) are processed together, up to `maxBatch` in one transaction: one commit and a few statements
  * for all of them instead of each, so a backlog is worked off faster the larger it is, while a lone message is
  * processed at once. A message is acked only after its transaction committed. When a batch fails, each of its
  * messages is processed again in a transaction of its own, so one bad message cannot hold back the others; a
@@ -26,14 +23,16 @@ export async function startConversionConsumer(opts: {
   prefix: string;
   log: Logger;
   concurrency: number;
+  /** The most conversions one transaction processes. */
+  maxBatch: number;
   /** Least time between the starts of two batches that are not full (consumeInBatches minIntervalMs). */
   batchIntervalMs: number;
   process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
 }): Promise<Worker> {
-  const { nc, prefix, log, concurrency } = opts;
+  const { nc, prefix, log, concurrency, maxBatch } = opts;
   await ensureDurableConsumer(nc, prefix, COMMISSIONS_CONSUMER);
   const consumer = await jetstream(nc).consumers.get(streamName(prefix, COMMISSIONS_CONSUMER.stream), COMMISSIONS_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: Math.max(64, concurrency * MAX_BATCH) });
+  const messages = await consumer.consume({ max_messages: Math.max(64, concurrency * maxBatch) });
 
   void (async () => {
     for await (const s of messages.status()) {
@@ -104,11 +103,11 @@ export async function startConversionConsumer(opts: {
 
   return consumeInBatches(messages, {
     concurrency,
-    maxBatch: MAX_BATCH,
+    maxBatch,
     gatherTurn: true,
     minIntervalMs: opts.batchIntervalMs,
     // At most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
-    maxWaiting: concurrency * MAX_BATCH,
+    maxWaiting: concurrency * maxBatch,
     log,
     name: 'conversion consumer',
     handleBatch,
