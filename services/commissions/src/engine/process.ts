@@ -10,23 +10,24 @@ import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
 import {
   insertCommissionsOfEvents,
-  insertEventCommissions,
   voidCommissions,
   voidOrderCommissions,
   type CommissionLine,
   type CommissionRow,
 } from '../queries/commissions.ts';
 import {
-  claimAndReadContext,
-  claimAndReadContexts,
   claimConversion,
+  claimConversionsAndCountRevenue,
   lockKeysAndReadSettings,
+  readConversionContexts,
   reverseOrderRevenue,
   type ContextLookup,
+  type ConversionClaim,
   type ConversionContext,
+  type CountedClaim,
 } from '../queries/conversions.ts';
 import { insertFraudFlag, type FraudRule } from '../queries/fraud-flags.ts';
-import { addAttributedRevenue, countConversionsRevenue, type CountedConversion } from '../queries/stats.ts';
+import { addAttributedRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
 import { formatAmount, toDecimal } from './money.ts';
 import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
@@ -138,7 +139,7 @@ async function processInTransaction(
     }
     if (independent) together.push({ index, envelope, settings: merchantSettings! });
   }
-  if (together.length >= 2) {
+  if (together.length > 0) {
     const processed = await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
     for (let k = 0; k < together.length; k++) results[together[k]!.index] = processed[k]!;
   }
@@ -169,8 +170,8 @@ interface Plan {
   tierLookup: boolean;
 }
 
-/** What claimConversion records of a conversion. */
-function claimOf(envelope: ConversionEnvelope, at: Date): Parameters<typeof claimConversion>[1] {
+/** What the claim records of a conversion. */
+function claimOf(envelope: ConversionEnvelope, at: Date): ConversionClaim {
   const d = envelope.data;
   return {
     merchantId: envelope.merchant_id,
@@ -187,20 +188,28 @@ function claimOf(envelope: ConversionEnvelope, at: Date): Parameters<typeof clai
   };
 }
 
-function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings, at: Date): ContextLookup {
+function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings): ContextLookup {
   const d = envelope.data;
   return {
-    ...claimOf(envelope, at),
+    merchantId: envelope.merchant_id,
+    eventId: d.event_id,
+    externalId: d.external_id,
     affiliateId: d.affiliate_id!,
+    visitId: d.visit?.id ?? null,
+    ipHash: d.visit?.ip_hash ?? null,
+    occurredAt: new Date(d.created_at),
     customerEmail: d.customer_email,
     fingerprint: d.visit?.fingerprint ?? null,
     maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
   };
 }
 
-/** The plan of a claimed, attributed conversion; the outcome itself when it was claimed before or earns nothing. */
+/**
+ * The plan of an attributed conversion not processed before; the outcome itself when it was processed before or
+ * earns nothing (it is still claimed then).
+ */
 function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings, context: ConversionContext, at: Date): Plan | ProcessOutcome {
-  if (!context.claimed) return { kind: 'duplicate' };
+  if (context.processedBefore) return { kind: 'duplicate' };
   const affiliate = context.affiliate;
   // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
   if (!affiliate || affiliate.status === 'suspended') return nothing;
@@ -244,7 +253,10 @@ function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings
 
 const isPlan = (p: Plan | ProcessOutcome): p is Plan => !('kind' in p);
 
-/** Independent attributed conversions (see processConversions), with one statement for each step for all of them. */
+/**
+ * Independent attributed conversions (see processConversions), with one statement for each step for all of them:
+ * their contexts; then, sent together, their commissions and their claims with the revenue they count.
+ */
 async function processTogether(
   tx: Queryable,
   items: { envelope: ConversionEnvelope; settings: MerchantSettings }[],
@@ -253,41 +265,40 @@ async function processTogether(
   outbox: Outbox,
 ): Promise<ProcessOutcome[]> {
   const lookups = new Array<ContextLookup>(items.length);
-  for (let k = 0; k < items.length; k++) lookups[k] = contextLookupOf(items[k]!.envelope, items[k]!.settings, at);
-  const contexts = await claimAndReadContexts(tx, lookups);
+  for (let k = 0; k < items.length; k++) lookups[k] = contextLookupOf(items[k]!.envelope, items[k]!.settings);
+  const contexts = await readConversionContexts(tx, lookups);
   const plans = new Array<Plan | ProcessOutcome>(items.length);
   const lines: CommissionLine[] = [];
-  const counting: CountedConversion[] = [];
+  const claims: CountedClaim[] = [];
   for (let k = 0; k < items.length; k++) {
-    const plan = planConversion(items[k]!.envelope, items[k]!.settings, contexts[k]!, at);
+    const envelope = items[k]!.envelope;
+    const plan = planConversion(envelope, items[k]!.settings, contexts[k]!, at);
     plans[k] = plan;
+    if (contexts[k]!.processedBefore) continue;
+    // Claimed whatever the plan, so that a redelivery finds it processed; only a clean conversion counts revenue.
+    const d = envelope.data;
+    const counting = isPlan(plan) && plan.countsRevenue ? plan : null;
+    claims.push({ ...claimOf(envelope, at), revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false });
     if (!isPlan(plan)) continue;
-    const merchantId = plan.envelope.merchant_id;
-    const d = plan.envelope.data;
     for (const line of plan.lines) {
-      lines.push({ ...line, merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
-    }
-    if (plan.countsRevenue) {
-      counting.push({
-        merchantId,
-        affiliateId: plan.affiliate.id,
-        eventId: d.event_id,
-        currency: d.currency,
-        amount: d.amount,
-        tierLookup: plan.tierLookup,
-      });
+      lines.push({ ...line, merchantId: envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
     }
   }
   // Sent together: neither depends on the other, and the connection runs them in order.
-  const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), countConversionsRevenue(tx, at, counting)]);
+  const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), claimConversionsAndCountRevenue(tx, at, claims)]);
+  const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
+  for (let k = 0; k < claims.length; k++) {
+    // The advisory locks let no other transaction claim these events since the contexts were read. Should one have
+    // all the same, the whole batch rolls back and its messages are processed again one by one.
+    if (!counted[k]!.claimed) throw new Error(`conversion ${claims[k]!.eventId} was claimed by another transaction`);
+    if (claims[k]!.revenueCounted !== null) countedByEvent.set(claims[k]!.eventId, counted[k]!);
+  }
   const createdByEvent = new Map<string, CommissionRow[]>();
   for (const row of createdRows) {
     const rows = createdByEvent.get(row.event_id);
     if (rows) rows.push(row);
     else createdByEvent.set(row.event_id, [row]);
   }
-  const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
-  for (let k = 0; k < counting.length; k++) countedByEvent.set(counting[k]!.eventId, counted[k]!);
   const outcomes: ProcessOutcome[] = [];
   for (const plan of plans) {
     if (!isPlan(plan)) {
@@ -303,6 +314,7 @@ async function processTogether(
 
 const byLevel = (x: CommissionRow, y: CommissionRow) => x.level - y.level;
 
+/** A conversion that depends on one before it in the batch (or a refund, or an unattributed event), alone. */
 async function processOne(
   tx: Queryable,
   envelope: ConversionEnvelope,
@@ -311,26 +323,13 @@ async function processOne(
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome> {
-  const merchantId = envelope.merchant_id;
   const d = envelope.data;
   if (d.event_type === 'refund' || !d.affiliate_id) {
     if (!(await claimConversion(tx, claimOf(envelope, at)))) return { kind: 'duplicate' };
-    return d.event_type === 'refund' ? refundOrder(tx, merchantId, d.external_id, at, outbox) : nothing;
+    return d.event_type === 'refund' ? refundOrder(tx, envelope.merchant_id, d.external_id, at, outbox) : nothing;
   }
-
-  const plan = planConversion(envelope, settings, await claimAndReadContext(tx, contextLookupOf(envelope, settings, at)), at);
-  if (!isPlan(plan)) return plan;
-  const created = await insertEventCommissions(
-    tx,
-    { merchantId, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held, createdAt: at },
-    plan.lines,
-  );
-  const [counted] = plan.countsRevenue
-    ? await countConversionsRevenue(tx, at, [
-        { merchantId, affiliateId: plan.affiliate.id, eventId: d.event_id, currency: d.currency, amount: d.amount, tierLookup: plan.tierLookup },
-      ])
-    : [];
-  return completeConversion(tx, plan, created, counted, at, publicBaseUrl, outbox);
+  const [outcome] = await processTogether(tx, [{ envelope, settings }], at, publicBaseUrl, outbox);
+  return outcome!;
 }
 
 /**

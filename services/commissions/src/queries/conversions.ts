@@ -2,9 +2,9 @@ import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import { unnestColumns } from '@platform/shared/unnest';
 
-/** A claimed conversion's context as the context statements return it (one row per conversion). */
+/** A conversion's context as readConversionContexts returns it (one row per conversion). */
 type ContextRow = {
-  claimed: boolean;
+  processed_before: boolean;
   affiliate: ConversionContext['affiliate'];
   refunded: boolean;
   by_visit: number;
@@ -12,26 +12,26 @@ type ContextRow = {
   ancestors: ConversionContext['ancestors'];
 };
 
+/** What processed_conversions records of a conversion event. */
+export interface ConversionClaim {
+  merchantId: string;
+  eventId: string;
+  eventType: string;
+  externalId: string;
+  affiliateId: string | null;
+  amount: string;
+  currency: string;
+  visitId: string | null;
+  ipHash: string | null;
+  occurredAt: Date;
+  processedAt: Date;
+}
+
 /**
  * Claims a conversion event for processing: true when this transaction recorded it, false when it was processed
  * before (a redelivery). A concurrent transaction claiming the same event waits here for the first to finish.
  */
-export async function claimConversion(
-  sql: Queryable,
-  c: {
-    merchantId: string;
-    eventId: string;
-    eventType: string;
-    externalId: string;
-    affiliateId: string | null;
-    amount: string;
-    currency: string;
-    visitId: string | null;
-    ipHash: string | null;
-    occurredAt: Date;
-    processedAt: Date;
-  },
-): Promise<boolean> {
+export async function claimConversion(sql: Queryable, c: ConversionClaim): Promise<boolean> {
   const rows = await sql`
     insert into processed_conversions
       (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
@@ -40,6 +40,107 @@ export async function claimConversion(
     on conflict (merchant_id, event_id) do nothing
     returning 1`;
   return rows.length === 1;
+}
+
+/** A conversion for claimConversionsAndCountRevenue: its claim, and what it adds to its affiliate's revenue. */
+export interface CountedClaim extends ConversionClaim {
+  /** The amount this conversion adds to its affiliate's attributed revenue (what a refund takes back); null: none. */
+  revenueCounted: string | null;
+  /** Whether to find the highest tier the affiliate's new total reaches (only when revenue is counted). */
+  tierLookup: boolean;
+}
+
+/** What claimConversionsAndCountRevenue answers for each conversion. */
+export interface CountedResult {
+  /** False when the event had been claimed already (by then, only a concurrent transaction could have). */
+  claimed: boolean;
+  /** The affiliate's attributed revenue in the conversion's currency after it; null when it counted none. */
+  total: string | null;
+  /** The highest tier that total reaches (ties: the higher rate, then the newer id), when looked up. */
+  reached: { id: string; rate: string; threshold: string } | undefined;
+}
+
+const countedClaimColumns = unnestColumns({
+  merchantId: (c: CountedClaim) => c.merchantId,
+  eventId: (c: CountedClaim) => c.eventId,
+  eventType: (c: CountedClaim) => c.eventType,
+  externalId: (c: CountedClaim) => c.externalId,
+  affiliateId: (c: CountedClaim) => c.affiliateId,
+  amount: (c: CountedClaim) => c.amount,
+  currency: (c: CountedClaim) => c.currency,
+  visitId: (c: CountedClaim) => c.visitId,
+  ipHash: (c: CountedClaim) => c.ipHash,
+  occurredAt: (c: CountedClaim) => c.occurredAt.toISOString(),
+  processedAt: (c: CountedClaim) => c.processedAt.toISOString(),
+  revenueCounted: (c: CountedClaim) => c.revenueCounted,
+  tierLookup: (c: CountedClaim) => String(c.tierLookup),
+});
+
+/**
+ * Claims several conversions in one statement, each row written once with what it counted toward its affiliate's
+ * revenue (revenue_counted: what a refund takes back), adds that to the affiliates' attributed revenue
+ * (addAttributedRevenue) and, where asked, finds the highest tier each new total reaches. Only the rows this
+ * statement claimed count, so a conversion claimed already adds nothing. Answers one result per conversion, in
+ * order.
+ *
+ * Why one write: the rows used to be inserted by the context read and updated with revenue_counted afterwards, and
+ * the update, never HOT on a table filled by inserts, wrote each row and its four index entries a second time.
+ * No two conversions may be of the same affiliate and currency with revenue counted (one upsert cannot update a
+ * row twice; lockKeysAndReadSettings serialises an affiliate's conversions anyway). Each row is scoped by its own
+ * merchant.
+ */
+export async function claimConversionsAndCountRevenue(sql: Queryable, at: Date, claims: CountedClaim[]): Promise<CountedResult[]> {
+  if (claims.length === 0) return [];
+  const c = countedClaimColumns(claims);
+  const rows = await sql<{ n: number; claimed: boolean; attributed_revenue: string | null; tier_id: string | null; tier_rate: string; tier_threshold: string }[]>`
+    with input as (
+      select * from unnest(
+        ${c.merchantId}::text[], ${c.eventId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.affiliateId}::text[],
+        ${c.amount}::text[], ${c.currency}::text[], ${c.visitId}::text[], ${c.ipHash}::text[], ${c.occurredAt}::timestamptz[],
+        ${c.processedAt}::timestamptz[], ${c.revenueCounted}::text[], ${c.tierLookup}::text[]
+      ) with ordinality as c(merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash,
+                             occurred_at, processed_at, revenue_counted, tier_lookup, n)
+    ), claim as (
+      insert into processed_conversions
+        (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at,
+         processed_at, revenue_counted)
+      select merchant_id, event_id, event_type, external_id, affiliate_id, amount::numeric, currency, visit_id, ip_hash,
+             occurred_at, processed_at, revenue_counted::numeric
+      from input order by n
+      on conflict (merchant_id, event_id) do nothing
+      returning merchant_id, event_id, affiliate_id, currency, revenue_counted
+    ), stats as (
+      insert into affiliate_stats (merchant_id, affiliate_id, currency, attributed_revenue, conversions, updated_at)
+      select merchant_id, affiliate_id, currency, revenue_counted, 1, ${at} from claim where revenue_counted is not null
+      order by affiliate_id, currency
+      on conflict (merchant_id, affiliate_id, currency) do update
+        set attributed_revenue = affiliate_stats.attributed_revenue + excluded.attributed_revenue,
+            conversions = affiliate_stats.conversions + excluded.conversions,
+            updated_at = excluded.updated_at
+      returning merchant_id, affiliate_id, currency, attributed_revenue
+    )
+    select c.n::int as n, k.event_id is not null as claimed, st.attributed_revenue,
+           t.id as tier_id, t.rate as tier_rate, t.threshold as tier_threshold
+    from input c
+    left join claim k on k.merchant_id = c.merchant_id and k.event_id = c.event_id
+    left join stats st on k.revenue_counted is not null
+      and st.merchant_id = c.merchant_id and st.affiliate_id = c.affiliate_id and st.currency = c.currency
+    left join lateral (
+      select id, rate, threshold from tiers
+      where c.tier_lookup::boolean and st.attributed_revenue is not null and merchant_id = c.merchant_id
+        and threshold <= st.attributed_revenue
+      order by threshold desc, rate desc, id desc
+      limit 1
+    ) t on true`;
+  const results = new Array<CountedResult>(claims.length);
+  for (const row of rows) {
+    results[row.n - 1] = {
+      claimed: row.claimed,
+      total: row.attributed_revenue,
+      reached: row.tier_id === null ? undefined : { id: row.tier_id, rate: row.tier_rate, threshold: row.tier_threshold },
+    };
+  }
+  return results;
 }
 
 /**
@@ -86,8 +187,8 @@ export async function lockKeysAndReadSettings(
 }
 
 export interface ConversionContext {
-  /** False when the event had been processed before (nothing else in the row means anything then). */
-  claimed: boolean;
+  /** The event was processed before: a redelivery (nothing else in the row means anything then). */
+  processedBefore: boolean;
   /** The event's affiliate, locked (tier promotion writes it), with the identity fraud checks; null when none. */
   affiliate: {
     id: string;
@@ -113,107 +214,38 @@ export interface ConversionContext {
   ancestors: { id: string; status: AffiliateStatus; level: number }[];
 }
 
-/**
- * Everything an attributed, non-refund conversion needs, in one statement: claims the event (claimConversion) and
- * reads, under the same advisory locks, what the old sequence of statements read after the claim: the affiliate
- * (locked FOR NO KEY UPDATE: enough to serialise tier promotions, and it does not block the foreign-key checks of
- * concurrent inserts of events and commissions for that affiliate), whether the order was refunded, the velocity
- * counts and the lineage. The statement does not see its own claim, so the velocity windows count this conversion
- * explicitly (it is a non-refund conversion of that visit and IP at occurred_at, as the claimed row says).
- */
-export async function claimAndReadContext(
-  sql: Queryable,
-  c: Parameters<typeof claimConversion>[1] & {
-    affiliateId: string;
-    customerEmail: string | null;
-    fingerprint: string | null;
-    maxLevels: number;
-  },
-): Promise<ConversionContext> {
-  const from = new Date(c.occurredAt.getTime() - 3600_000);
-  const until = new Date(c.occurredAt.getTime() + 3600_000);
-  const busiest = (column: 'visit_id' | 'ip_hash', value: string | null) =>
-    value === null
-      ? sql`0`
-      : sql`(
-          select coalesce(max(n), 0)::int from (
-            select occurred_at, count(*) over (
-              order by occurred_at range between current row and interval '59 minutes 59.999999 seconds' following
-            ) as n
-            from (
-              select occurred_at from processed_conversions
-              where merchant_id = ${c.merchantId} and ${sql(column)} = ${value} and event_type <> 'refund'
-                and occurred_at > ${from} and occurred_at < ${until}
-              union all select ${c.occurredAt}::timestamptz
-            ) hits
-          ) windows
-          where occurred_at > ${from} and occurred_at <= ${c.occurredAt})`;
-  const [row] = await sql<ContextRow[]>`
-    with recursive claim as (
-      insert into processed_conversions
-        (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
-      values (${c.merchantId}, ${c.eventId}, ${c.eventType}, ${c.externalId}, ${c.affiliateId}, ${c.amount}, ${c.currency},
-              ${c.visitId}, ${c.ipHash}, ${c.occurredAt}, ${c.processedAt})
-      on conflict (merchant_id, event_id) do nothing
-      returning 1
-    ), affiliate as (
-      select a.id, a.status, a.tier_id, t.rate::text as tier_rate, t.threshold::text as tier_threshold,
-             a.custom_commission_rate::text as custom_commission_rate,
-             coalesce(lower(a.email) = lower(${c.customerEmail}::text), false) as email_matches,
-             coalesce(${c.fingerprint}::text = any(a.fingerprint_visitor_ids), false) as fingerprint_matches
-      from affiliates a
-      left join tiers t on t.merchant_id = a.merchant_id and t.id = a.tier_id
-      where a.merchant_id = ${c.merchantId} and a.id = ${c.affiliateId}
-      for no key update of a
-    ), lineage (id, parent_id, status, level) as (
-      select a.id, a.parent_id, a.status, 0 from affiliates a
-      where ${c.maxLevels} > 0 and a.merchant_id = ${c.merchantId} and a.id = ${c.affiliateId}
-      union all
-      select p.id, p.parent_id, p.status, l.level + 1 from lineage l
-      join affiliates p on p.merchant_id = ${c.merchantId} and p.id = l.parent_id
-      where l.level < ${c.maxLevels}
-    )
-    select exists (select from claim) as claimed,
-           (select row_to_json(affiliate) from affiliate) as affiliate,
-           exists (
-             select from processed_conversions
-             where merchant_id = ${c.merchantId} and external_id = ${c.externalId} and event_type = 'refund'
-           ) as refunded,
-           ${busiest('visit_id', c.visitId)} as by_visit,
-           ${busiest('ip_hash', c.ipHash)} as by_ip,
-           (select coalesce(json_agg(json_build_object('id', id, 'status', status, 'level', level) order by level), '[]')
-            from lineage where level > 0) as ancestors`;
-  return {
-    claimed: row!.claimed,
-    affiliate: row!.affiliate,
-    refunded: row!.refunded,
-    byVisit: row!.by_visit,
-    byIp: row!.by_ip,
-    ancestors: row!.ancestors,
-  };
+/** An attributed, non-refund conversion whose context readConversionContexts reads. */
+export interface ContextLookup {
+  merchantId: string;
+  eventId: string;
+  externalId: string;
+  affiliateId: string;
+  visitId: string | null;
+  ipHash: string | null;
+  occurredAt: Date;
+  customerEmail: string | null;
+  fingerprint: string | null;
+  maxLevels: number;
 }
-
-/** A conversion for claimAndReadContexts: the claim's columns and what the context compares with. */
-export type ContextLookup = Parameters<typeof claimAndReadContext>[1];
 
 const contextColumns = unnestColumns({
   merchantId: (c: ContextLookup) => c.merchantId,
   eventId: (c: ContextLookup) => c.eventId,
-  eventType: (c: ContextLookup) => c.eventType,
   externalId: (c: ContextLookup) => c.externalId,
   affiliateId: (c: ContextLookup) => c.affiliateId,
-  amount: (c: ContextLookup) => c.amount,
-  currency: (c: ContextLookup) => c.currency,
   visitId: (c: ContextLookup) => c.visitId,
   ipHash: (c: ContextLookup) => c.ipHash,
   occurredAt: (c: ContextLookup) => c.occurredAt.toISOString(),
-  processedAt: (c: ContextLookup) => c.processedAt.toISOString(),
   customerEmail: (c: ContextLookup) => c.customerEmail,
   fingerprint: (c: ContextLookup) => c.fingerprint,
   maxLevels: (c: ContextLookup) => c.maxLevels,
 });
 
-/** The busiest hour around the conversion, as in claimAndReadContext, for the visit or the IP hash of input row c. */
+/**
+ * The busiest hour around the conversion for the visit or the IP hash of input row c: the largest count over the
+ * windows [s, s + 1 h) with s between occurred_at - 1 h and occurred_at (ConversionContext.byVisit). The conversion
+ * is not claimed yet, so it is counted explicitly.
+ */
 function busiestHour(sql: Queryable, column: 'visit_id' | 'ip_hash') {
   return sql`
     case when c.${sql(column)} is null then 0 else (
@@ -233,30 +265,26 @@ function busiestHour(sql: Queryable, column: 'visit_id' | 'ip_hash') {
 }
 
 /**
- * claimAndReadContext for several conversions in one statement: one claim each, and each one's context read as
- * that function reads it; answers one context per lookup, in order. The statement sees none of its own claims, so
- * the conversions must be independent of one another: no two of them may share an order, a visit, an IP hash or an
- * affiliate (what the advisory locks of lockKeysAndReadSettings serialise). Each row is read for its own merchant.
+ * The contexts of attributed, non-refund conversions, in one statement; answers one per lookup, in order. Read under
+ * the advisory locks of lockKeysAndReadSettings: whether the event was processed before (a committed claim, or one
+ * made earlier in this transaction), the affiliate (locked FOR NO KEY UPDATE: enough to serialise tier promotions,
+ * and it does not block the foreign-key checks of concurrent inserts of events and commissions for that
+ * affiliate), whether the order was refunded, the velocity counts and the lineage. The statement sees none of the
+ * batch's own claims (claimConversionsAndCountRevenue writes them afterwards), so the conversions must be
+ * independent of one another: no two of them may share an order, a visit, an IP hash or an affiliate (what the
+ * advisory locks serialise). Each row is read for its own merchant.
  */
-export async function claimAndReadContexts(sql: Queryable, lookups: ContextLookup[]): Promise<ConversionContext[]> {
+export async function readConversionContexts(sql: Queryable, lookups: ContextLookup[]): Promise<ConversionContext[]> {
   if (lookups.length === 0) return [];
   const c = contextColumns(lookups);
   const rows = await sql<(ContextRow & { n: number })[]>`
     with recursive input as (
       select * from unnest(
-        ${c.merchantId}::text[], ${c.eventId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.affiliateId}::text[],
-        ${c.amount}::text[], ${c.currency}::text[], ${c.visitId}::text[], ${c.ipHash}::text[], ${c.occurredAt}::timestamptz[],
-        ${c.processedAt}::timestamptz[], ${c.customerEmail}::text[], ${c.fingerprint}::text[], ${c.maxLevels}::int[]
-      ) with ordinality as c(merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash,
-                             occurred_at, processed_at, customer_email, fingerprint, max_levels, n)
-    ), claim as (
-      insert into processed_conversions
-        (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
-      select merchant_id, event_id, event_type, external_id, affiliate_id, amount::numeric, currency, visit_id, ip_hash,
-             occurred_at, processed_at
-      from input order by n
-      on conflict (merchant_id, event_id) do nothing
-      returning merchant_id, event_id
+        ${c.merchantId}::text[], ${c.eventId}::text[], ${c.externalId}::text[], ${c.affiliateId}::text[], ${c.visitId}::text[],
+        ${c.ipHash}::text[], ${c.occurredAt}::timestamptz[], ${c.customerEmail}::text[], ${c.fingerprint}::text[],
+        ${c.maxLevels}::int[]
+      ) with ordinality as c(merchant_id, event_id, external_id, affiliate_id, visit_id, ip_hash, occurred_at, customer_email,
+                             fingerprint, max_levels, n)
     ), affiliate as (
       select c.n, a.id, a.status, a.tier_id, t.rate::text as tier_rate, t.threshold::text as tier_threshold,
              a.custom_commission_rate::text as custom_commission_rate,
@@ -277,15 +305,20 @@ export async function claimAndReadContexts(sql: Queryable, lookups: ContextLooku
       where l.level < c.max_levels
     )
     select c.n::int as n,
-           exists (select from claim k where k.merchant_id = c.merchant_id and k.event_id = c.event_id) as claimed,
+           -- Probes of one row each, as scalar subqueries: an EXISTS may be planned as a hashed subplan, which reads
+           -- the whole table on every call, and a generic plan made while the table was small keeps that choice.
+           coalesce((
+             select true from processed_conversions p where p.merchant_id = c.merchant_id and p.event_id = c.event_id
+           ), false) as processed_before,
            (select row_to_json(x) from (
               select a.id, a.status, a.tier_id, a.tier_rate, a.tier_threshold, a.custom_commission_rate, a.email_matches,
                      a.fingerprint_matches
               from affiliate a where a.n = c.n) x) as affiliate,
-           exists (
-             select from processed_conversions p
+           coalesce((
+             select true from processed_conversions p
              where p.merchant_id = c.merchant_id and p.external_id = c.external_id and p.event_type = 'refund'
-           ) as refunded,
+             limit 1
+           ), false) as refunded,
            ${busiestHour(sql, 'visit_id')} as by_visit,
            ${busiestHour(sql, 'ip_hash')} as by_ip,
            (select coalesce(json_agg(json_build_object('id', l.id, 'status', l.status, 'level', l.level) order by l.level), '[]')
@@ -294,7 +327,7 @@ export async function claimAndReadContexts(sql: Queryable, lookups: ContextLooku
   const contexts: ConversionContext[] = new Array(lookups.length);
   for (const row of rows) {
     contexts[row.n - 1] = {
-      claimed: row.claimed,
+      processedBefore: row.processed_before,
       affiliate: row.affiliate,
       refunded: row.refunded,
       byVisit: row.by_visit,
