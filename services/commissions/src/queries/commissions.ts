@@ -24,27 +24,6 @@ const columns = (sql: Queryable) => sql`
   id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held,
   created_at, approved_at, voided_at, void_reason`;
 
-/**
- * Inserts the commissions of one event (one per level) in one statement, skipping a level the event already has a
- * commission at (the exactly-once guard UNIQUE (merchant_id, event_id, level)); returns the rows inserted, by level.
- */
-export async function insertEventCommissions(
-  sql: Queryable,
-  e: { merchantId: string; eventId: string; orderId: string; currency: string; held: boolean; createdAt: Date },
-  lines: { id: string; affiliateId: string; level: number; rate: string | null; amount: string }[],
-): Promise<CommissionRow[]> {
-  if (lines.length === 0) return [];
-  const rows = await sql<CommissionRow[]>`
-    insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held, created_at)
-    select l.id, ${e.merchantId}, l.affiliate_id, ${e.eventId}, ${e.orderId}, l.level, l.rate::numeric, l.amount::numeric,
-           ${e.currency}, 'pending', ${e.held}, ${e.createdAt}
-    from unnest(${lines.map((l) => l.id)}::text[], ${lines.map((l) => l.affiliateId)}::text[], ${lines.map((l) => l.level)}::int[],
-                ${lines.map((l) => l.rate)}::text[], ${lines.map((l) => l.amount)}::text[]) as l(id, affiliate_id, level, rate, amount)
-    on conflict (merchant_id, event_id, level) do nothing
-    returning ${columns(sql)}`;
-  return [...rows].sort((x, y) => x.level - y.level);
-}
-
 /** A commission to insert with insertCommissionsOfEvents. */
 export interface CommissionLine {
   id: string;
@@ -74,8 +53,9 @@ const lineColumns = unnestColumns({
 });
 
 /**
- * insertEventCommissions for several events in one statement: each line names its event; answers the rows inserted
- * (in no particular order: match them by event_id and level).
+ * Inserts the commissions of several events (one per level that has an earner) in one statement, skipping a level
+ * an event already has a commission at (the exactly-once guard UNIQUE (merchant_id, event_id, level)); each line
+ * names its event. Answers the rows inserted (in no particular order: match them by event_id and level).
  */
 export async function insertCommissionsOfEvents(
   sql: Queryable,
