@@ -1,4 +1,5 @@
 import t from 'tap';
+import postgres from 'postgres';
 import type { ConversionRecorded } from '@platform/shared/catalogue';
 import { processConversions, type ProcessOutcome } from '@platform/commissions/engine/process';
 import type { ConversionEnvelope } from '@platform/commissions/engine/envelope';
@@ -159,4 +160,39 @@ t.test('a batch mixing dependent and independent conversions: the dependent ones
     select attributed_revenue::text, conversions from affiliate_stats
     where merchant_id = ${p.merchantId} and affiliate_id = ${p.ids.get('solo')!} and currency = 'USD'`;
   t.same(stats, { attributed_revenue: '10.00', conversions: 1 }, 'two clean conversions counted, the refunded one taken back');
+});
+
+t.test('unattributed conversions of a batch are claimed in one statement, and found processed when redelivered', async (t) => {
+  const m = await platform.merchant();
+  // A pool of its own that notes every statement it sends.
+  const statements: string[] = [];
+  const counting = postgres(platform.databaseUrl, { max: 1, onnotice: () => {}, debug: (_connection, query) => void statements.push(query) });
+  t.teardown(() => counting.end({ timeout: 1 }));
+  const claimsSent = () => statements.filter((q) => /insert into processed_conversions/.test(q)).length;
+
+  const at = clock.now().toISOString();
+  const events = Array.from({ length: 5 }, (_, n) =>
+    conversion({ affiliate_id: null, amount: '30.00', visit: { id: newId('vis'), ip_hash: `ip-none-${n}-${newId('req')}`, fingerprint: null }, created_at: at }),
+  );
+  const outcomes = await processConversions(counting, events.map((e) => envelope(m.id, e)), ctx);
+  t.same(
+    outcomes,
+    events.map(() => ({ kind: 'processed', created: 0, voided: 0, flags: 0, promoted: false })),
+  );
+  t.equal(claimsSent(), 1, 'one claiming statement for the five conversions');
+  const rows = await platform.sql<{ event_id: string; affiliate_id: string | null; revenue_counted: string | null }[]>`
+    select event_id, affiliate_id, revenue_counted::text from processed_conversions where merchant_id = ${m.id}`;
+  t.same(
+    rows.map((r) => [r.event_id, r.affiliate_id, r.revenue_counted]).sort(),
+    events.map((e) => [e.event_id, null, null]).sort(),
+    'each claimed once, counting no revenue',
+  );
+  t.equal((await platform.sql`select 1 from commissions where merchant_id = ${m.id}`).length, 0, 'no commissions');
+
+  const again = await processConversions(counting, events.map((e) => envelope(m.id, e)), ctx);
+  t.same(
+    again.map((o) => o.kind),
+    events.map(() => 'duplicate'),
+  );
+  t.equal(claimsSent(), 2, 'the redelivered batch in one statement too');
 });

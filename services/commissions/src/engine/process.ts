@@ -16,7 +16,6 @@ import {
   type CommissionRow,
 } from '../queries/commissions.ts';
 import {
-  claimConversion,
   claimConversionsAndCountRevenue,
   lockKeysAndReadSettings,
   readConversionContexts,
@@ -132,7 +131,7 @@ async function processInTransaction(
   for (let index = 0; index < envelopes.length; index++) {
     const envelope = envelopes[index]!;
     const merchantSettings = settings[index];
-    let independent = merchantSettings !== undefined && envelope.data.event_type !== 'refund' && !!envelope.data.affiliate_id;
+    let independent = merchantSettings !== undefined && envelope.data.event_type !== 'refund';
     for (const k of lockKeys[index]!) {
       if (seen.has(k)) independent = false;
       seen.add(k);
@@ -254,8 +253,9 @@ function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings
 const isPlan = (p: Plan | ProcessOutcome): p is Plan => !('kind' in p);
 
 /**
- * Independent attributed conversions (see processConversions), with one statement for each step for all of them:
- * their contexts; then, sent together, their commissions and their claims with the revenue they count.
+ * Independent non-refund conversions (see processConversions), with one statement for each step for all of them:
+ * the contexts of the attributed ones; then, sent together, their commissions and every conversion's claim with the
+ * revenue it counts. An unattributed conversion earns nothing and reads no context: its claim is all it writes.
  */
 async function processTogether(
   tx: Queryable,
@@ -264,21 +264,28 @@ async function processTogether(
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome[]> {
-  const lookups = new Array<ContextLookup>(items.length);
-  for (let k = 0; k < items.length; k++) lookups[k] = contextLookupOf(items[k]!.envelope, items[k]!.settings);
+  const lookups: ContextLookup[] = [];
+  for (const item of items) {
+    if (item.envelope.data.affiliate_id) lookups.push(contextLookupOf(item.envelope, item.settings));
+  }
   const contexts = await readConversionContexts(tx, lookups);
   const plans = new Array<Plan | ProcessOutcome>(items.length);
   const lines: CommissionLine[] = [];
   const claims: CountedClaim[] = [];
+  /** The item of each claim, and whether its context was read (its claim cannot have been taken before). */
+  const claimed: { item: number; looked: boolean }[] = [];
+  let next = 0;
   for (let k = 0; k < items.length; k++) {
     const envelope = items[k]!.envelope;
-    const plan = planConversion(envelope, items[k]!.settings, contexts[k]!, at);
+    const context = envelope.data.affiliate_id ? contexts[next++]! : null;
+    const plan = context ? planConversion(envelope, items[k]!.settings, context, at) : nothing;
     plans[k] = plan;
-    if (contexts[k]!.processedBefore) continue;
+    if (context?.processedBefore) continue;
     // Claimed whatever the plan, so that a redelivery finds it processed; only a clean conversion counts revenue.
     const d = envelope.data;
     const counting = isPlan(plan) && plan.countsRevenue ? plan : null;
     claims.push({ ...claimOf(envelope, at), revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false });
+    claimed.push({ item: k, looked: context !== null });
     if (!isPlan(plan)) continue;
     for (const line of plan.lines) {
       lines.push({ ...line, merchantId: envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
@@ -287,11 +294,18 @@ async function processTogether(
   // Sent together: neither depends on the other, and the connection runs them in order.
   const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), claimConversionsAndCountRevenue(tx, at, claims)]);
   const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
-  for (let k = 0; k < claims.length; k++) {
-    // The advisory locks let no other transaction claim these events since the contexts were read. Should one have
-    // all the same, the whole batch rolls back and its messages are processed again one by one.
-    if (!counted[k]!.claimed) throw new Error(`conversion ${claims[k]!.eventId} was claimed by another transaction`);
-    if (claims[k]!.revenueCounted !== null) countedByEvent.set(claims[k]!.eventId, counted[k]!);
+  for (let j = 0; j < claims.length; j++) {
+    if (!counted[j]!.claimed) {
+      // An unattributed conversion is found processed before by its claim alone: a redelivery.
+      if (!claimed[j]!.looked) {
+        plans[claimed[j]!.item] = { kind: 'duplicate' };
+        continue;
+      }
+      // The advisory locks let no other transaction claim these events since the contexts were read. Should one have
+      // all the same, the whole batch rolls back and its messages are processed again one by one.
+      throw new Error(`conversion ${claims[j]!.eventId} was claimed by another transaction`);
+    }
+    if (claims[j]!.revenueCounted !== null) countedByEvent.set(claims[j]!.eventId, counted[j]!);
   }
   const createdByEvent = new Map<string, CommissionRow[]>();
   for (const row of createdRows) {
@@ -314,7 +328,7 @@ async function processTogether(
 
 const byLevel = (x: CommissionRow, y: CommissionRow) => x.level - y.level;
 
-/** A conversion that depends on one before it in the batch (or a refund, or an unattributed event), alone. */
+/** A conversion that depends on one before it in the batch, or a refund, alone. */
 async function processOne(
   tx: Queryable,
   envelope: ConversionEnvelope,
@@ -323,13 +337,13 @@ async function processOne(
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome> {
-  const d = envelope.data;
-  if (d.event_type === 'refund' || !d.affiliate_id) {
-    if (!(await claimConversion(tx, claimOf(envelope, at)))) return { kind: 'duplicate' };
-    return d.event_type === 'refund' ? refundOrder(tx, envelope.merchant_id, d.external_id, at, outbox) : nothing;
+  if (envelope.data.event_type !== 'refund') {
+    const [outcome] = await processTogether(tx, [{ envelope, settings }], at, publicBaseUrl, outbox);
+    return outcome!;
   }
-  const [outcome] = await processTogether(tx, [{ envelope, settings }], at, publicBaseUrl, outbox);
-  return outcome!;
+  // A refund counts no revenue: it takes back what its order counted.
+  const [claim] = await claimConversionsAndCountRevenue(tx, at, [{ ...claimOf(envelope, at), revenueCounted: null, tierLookup: false }]);
+  return claim!.claimed ? refundOrder(tx, envelope.merchant_id, envelope.data.external_id, at, outbox) : { kind: 'duplicate' };
 }
 
 /**

@@ -27,21 +27,6 @@ export interface ConversionClaim {
   processedAt: Date;
 }
 
-/**
- * Claims a conversion event for processing: true when this transaction recorded it, false when it was processed
- * before (a redelivery). A concurrent transaction claiming the same event waits here for the first to finish.
- */
-export async function claimConversion(sql: Queryable, c: ConversionClaim): Promise<boolean> {
-  const rows = await sql`
-    insert into processed_conversions
-      (merchant_id, event_id, event_type, external_id, affiliate_id, amount, currency, visit_id, ip_hash, occurred_at, processed_at)
-    values (${c.merchantId}, ${c.eventId}, ${c.eventType}, ${c.externalId}, ${c.affiliateId}, ${c.amount}, ${c.currency},
-            ${c.visitId}, ${c.ipHash}, ${c.occurredAt}, ${c.processedAt})
-    on conflict (merchant_id, event_id) do nothing
-    returning 1`;
-  return rows.length === 1;
-}
-
 /** A conversion for claimConversionsAndCountRevenue: its claim, and what it adds to its affiliate's revenue. */
 export interface CountedClaim extends ConversionClaim {
   /** The amount this conversion adds to its affiliate's attributed revenue (what a refund takes back); null: none. */
