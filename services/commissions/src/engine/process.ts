@@ -187,16 +187,12 @@ function claimOf(envelope: ConversionEnvelope, at: Date): ConversionClaim {
   };
 }
 
-function contextLookupOf(envelope: ConversionEnvelope, settings: MerchantSettings): ContextLookup {
+/** What readConversionContexts needs of an attributed conversion: its claim and what the context compares with. */
+function contextLookupOf(claim: ConversionClaim, envelope: ConversionEnvelope, settings: MerchantSettings): ContextLookup {
   const d = envelope.data;
   return {
-    merchantId: envelope.merchant_id,
-    eventId: d.event_id,
-    externalId: d.external_id,
+    ...claim,
     affiliateId: d.affiliate_id!,
-    visitId: d.visit?.id ?? null,
-    ipHash: d.visit?.ip_hash ?? null,
-    occurredAt: new Date(d.created_at),
     customerEmail: d.customer_email,
     fingerprint: d.visit?.fingerprint ?? null,
     maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
@@ -264,28 +260,33 @@ async function processTogether(
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome[]> {
+  const claimsOfItems = new Array<ConversionClaim>(items.length);
   const lookups: ContextLookup[] = [];
-  for (const item of items) {
-    if (item.envelope.data.affiliate_id) lookups.push(contextLookupOf(item.envelope, item.settings));
+  for (let k = 0; k < items.length; k++) {
+    const { envelope, settings } = items[k]!;
+    const claim = claimOf(envelope, at);
+    claimsOfItems[k] = claim;
+    if (claim.affiliateId) lookups.push(contextLookupOf(claim, envelope, settings));
   }
   const contexts = await readConversionContexts(tx, lookups);
   const plans = new Array<Plan | ProcessOutcome>(items.length);
   const lines: CommissionLine[] = [];
   const claims: CountedClaim[] = [];
-  /** The item of each claim, and whether its context was read (its claim cannot have been taken before). */
-  const claimed: { item: number; looked: boolean }[] = [];
+  /** The item of each claim. */
+  const claimedItems: number[] = [];
   let next = 0;
   for (let k = 0; k < items.length; k++) {
     const envelope = items[k]!.envelope;
-    const context = envelope.data.affiliate_id ? contexts[next++]! : null;
+    const claim = claimsOfItems[k]!;
+    const context = claim.affiliateId ? contexts[next++]! : null;
     const plan = context ? planConversion(envelope, items[k]!.settings, context, at) : nothing;
     plans[k] = plan;
     if (context?.processedBefore) continue;
     // Claimed whatever the plan, so that a redelivery finds it processed; only a clean conversion counts revenue.
     const d = envelope.data;
     const counting = isPlan(plan) && plan.countsRevenue ? plan : null;
-    claims.push({ ...claimOf(envelope, at), revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false });
-    claimed.push({ item: k, looked: context !== null });
+    claims.push({ ...claim, revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false });
+    claimedItems.push(k);
     if (!isPlan(plan)) continue;
     for (const line of plan.lines) {
       lines.push({ ...line, merchantId: envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
@@ -296,9 +297,9 @@ async function processTogether(
   const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
   for (let j = 0; j < claims.length; j++) {
     if (!counted[j]!.claimed) {
-      // An unattributed conversion is found processed before by its claim alone: a redelivery.
-      if (!claimed[j]!.looked) {
-        plans[claimed[j]!.item] = { kind: 'duplicate' };
+      // An unattributed conversion (no context read) is found processed before by its claim alone: a redelivery.
+      if (!claims[j]!.affiliateId) {
+        plans[claimedItems[j]!] = { kind: 'duplicate' };
         continue;
       }
       // The advisory locks let no other transaction claim these events since the contexts were read. Should one have

@@ -200,14 +200,8 @@ export interface ConversionContext {
 }
 
 /** An attributed, non-refund conversion whose context readConversionContexts reads. */
-export interface ContextLookup {
-  merchantId: string;
-  eventId: string;
-  externalId: string;
+export interface ContextLookup extends Pick<ConversionClaim, 'merchantId' | 'eventId' | 'externalId' | 'visitId' | 'ipHash' | 'occurredAt'> {
   affiliateId: string;
-  visitId: string | null;
-  ipHash: string | null;
-  occurredAt: Date;
   customerEmail: string | null;
   fingerprint: string | null;
   maxLevels: number;
