@@ -7,6 +7,8 @@ import { ensureInfra } from './infra.ts';
  * Extra arguments go to tap (`npm test -- test/gateway/auth.test.ts`).
  */
 const log = (line: string) => process.stderr.write(`test: ${line}\n`);
+// The runtime the suite runs on: the `node` package's binary in node_modules/.bin comes first on npm's PATH.
+process.stdout.write(`test: node ${process.version}\n`);
 
 const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (typecheck.status !== 0) {
