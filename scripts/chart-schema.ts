@@ -1,0 +1,146 @@
+import { writeFileSync } from 'node:fs';
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { CommonEnv } from '@platform/shared/config';
+import { AffiliatesEnv } from '@platform/affiliates/config';
+import { CommissionsEnv } from '@platform/commissions/config';
+import { DispatcherEnv } from '@platform/dispatcher/config';
+import { EventsEnv } from '@platform/events/config';
+import { GatewayEnv } from '@platform/gateway/config';
+import { SERVICES } from './bundle.ts';
+
+/**
+ * The Helm chart's values.schema.json, made from the services' own configuration schemas so that an environment
+ * variable the chart passes is one its service reads, with the type and range the service checks at start: a typo
+ * or a wrong value fails `helm install`, not a pod. `npm run chart:schema` writes it; a test checks that the
+ * committed file is this one.
+ */
+export const SERVICE_ENV: Record<string, TObject> = {
+  gateway: GatewayEnv,
+  affiliates: AffiliatesEnv,
+  events: EventsEnv,
+  commissions: CommissionsEnv,
+  dispatcher: DispatcherEnv,
+};
+/** Variables the chart sets itself: from the Secret, from the NATS values, from the ports. */
+export const CHART_MANAGED_ENV = ['DATABASE_URL', 'ENCRYPTION_KEY', 'NATS_URL', 'OPS_PORT', 'PORT'];
+
+const without = (props: TProperties, names: string[]): TProperties =>
+  Object.fromEntries(Object.entries(props).filter(([name]) => !names.includes(name)));
+const closed = <P extends TProperties>(props: P, description?: string) =>
+  Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
+const map = (value: TSchema, description: string) => Type.Record(Type.String(), value, { description });
+const Quantity = Type.Union([Type.String({ pattern: '^[0-9.]+[a-zA-Z]*$' }), Type.Number({ minimum: 0 })]);
+const Resources = closed({
+  requests: Type.Optional(map(Quantity, 'cpu and memory requested')),
+  limits: Type.Optional(map(Quantity, 'cpu and memory limits')),
+});
+const Replicas = Type.Integer({ minimum: 1, maximum: 1000 });
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+
+function serviceSchema(name: string, env: TObject) {
+  const own = without(env.properties, [...Object.keys(CommonEnv), ...CHART_MANAGED_ENV]);
+  return closed(
+    {
+      replicas: Replicas,
+      opsPort: Port,
+      nodeArgs: Type.Array(Type.String({ pattern: '^--' }), { description: 'Node flags before the entry point' }),
+      resources: Resources,
+      autoscaling: closed({
+        enabled: Type.Boolean(),
+        minReplicas: Replicas,
+        maxReplicas: Replicas,
+        targetCPUUtilizationPercentage: Type.Integer({ minimum: 1, maximum: 100 }),
+      }),
+      podDisruptionBudget: closed({ enabled: Type.Boolean(), maxUnavailable: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+%$' })]) }),
+      env: Type.Optional(closed(Object.fromEntries(Object.entries(own).map(([key, schema]) => [key, Type.Optional(schema)])), `variables of the ${name} service`)),
+    },
+    `the ${name} service`,
+  );
+}
+
+export function chartValuesSchema(): TObject {
+  const missing = SERVICES.filter((service) => !SERVICE_ENV[service]);
+  if (missing.length) throw new Error(`chart-schema: no configuration schema for ${missing.join(', ')}`);
+  const commonEnv = without(CommonEnv, CHART_MANAGED_ENV);
+  return closed({
+    image: closed({
+      repository: Type.String({ minLength: 1 }),
+      tag: Type.String(),
+      pullPolicy: Type.Union([Type.Literal('Always'), Type.Literal('IfNotPresent'), Type.Literal('Never')]),
+    }),
+    imagePullSecrets: Type.Array(closed({ name: Type.String({ minLength: 1 }) })),
+    nameOverride: Type.String(),
+    fullnameOverride: Type.String(),
+    commonEnv: closed(Object.fromEntries(Object.entries(commonEnv).map(([key, schema]) => [key, Type.Optional(schema)]))),
+    secrets: Type.Object(
+      {
+        existingSecret: Type.String(),
+        databaseUrl: Type.String(),
+        encryptionKey: Type.String(),
+      },
+      {
+        additionalProperties: false,
+        description: 'without existingSecret, databaseUrl is required',
+        if: { properties: { existingSecret: { const: '' } } },
+        then: { properties: { databaseUrl: CommonEnv.DATABASE_URL }, required: ['databaseUrl'] },
+      },
+    ),
+    externalNats: closed({ url: CommonEnv.NATS_URL }),
+    nats: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: true, description: 'values of the NATS chart' }),
+    migrations: closed({
+      enabled: Type.Boolean(),
+      useHelmHooks: Type.Boolean(),
+      backoffLimit: Type.Integer({ minimum: 0 }),
+      activeDeadlineSeconds: Type.Integer({ minimum: 1 }),
+      resources: Resources,
+    }),
+    gateway: closed({
+      port: Port,
+      service: closed({
+        type: Type.Union([Type.Literal('ClusterIP'), Type.Literal('NodePort'), Type.Literal('LoadBalancer')]),
+        port: Port,
+        annotations: map(Type.String(), 'annotations'),
+      }),
+    }),
+    ingress: closed({
+      enabled: Type.Boolean(),
+      className: Type.String(),
+      host: Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
+      tlsSecretName: Type.String(),
+      annotations: map(Type.String(), 'annotations'),
+    }),
+    global: Type.Optional(Type.Object({}, { description: 'values Helm shares with the NATS chart' })),
+    services: closed(Object.fromEntries(SERVICES.map((service) => [service, serviceSchema(service, SERVICE_ENV[service]!)]))),
+    topologySpread: closed({ enabled: Type.Boolean() }),
+    commonLabels: map(Type.String(), 'labels'),
+    podAnnotations: map(Type.String(), 'annotations'),
+    nodeSelector: map(Type.String(), 'node labels'),
+    tolerations: Type.Array(Type.Object({})),
+    affinity: Type.Object({}),
+    terminationGracePeriodSeconds: Type.Integer({ minimum: 0 }),
+    networkPolicy: closed({
+      enabled: Type.Boolean(),
+      metricsNamespaceSelector: Type.Object({}),
+      ingressNamespaceSelector: Type.Object({}),
+      privateCIDRs: Type.Array(Type.String({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' })),
+      extraEgress: Type.Array(Type.Object({})),
+    }),
+    metrics: closed({
+      serviceMonitor: closed({
+        enabled: Type.Boolean(),
+        interval: Type.String({ pattern: '^[0-9]+(ms|s|m|h)$' }),
+        labels: map(Type.String(), 'labels'),
+      }),
+    }),
+  });
+}
+
+/** The schema as written to the chart: plain JSON Schema (TypeBox's own markers are symbols and drop out). */
+export const chartValuesSchemaJson = () =>
+  JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'affiliate-platform values', ...chartValuesSchema() }, null, 2) + '\n';
+
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  const target = new URL('../charts/affiliate-platform/values.schema.json', import.meta.url).pathname;
+  writeFileSync(target, chartValuesSchemaJson());
+  process.stderr.write(`chart-schema: wrote ${target}\n`);
+}
