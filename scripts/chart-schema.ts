@@ -117,6 +117,7 @@ export function chartValuesSchema(): TObject {
     nodeSelector: map(Type.String(), 'node labels'),
     tolerations: Type.Array(Type.Object({})),
     affinity: Type.Object({}),
+    readOnlyRootFilesystem: Type.Boolean(),
     terminationGracePeriodSeconds: Type.Integer({ minimum: 0 }),
     networkPolicy: closed({
       enabled: Type.Boolean(),

@@ -1,4 +1,4 @@
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { buildBundles } from './bundle.ts';
 
@@ -29,6 +29,8 @@ function lookup(from: string, name: string): string | null {
   }
 }
 
+const sameFile = (a: string, b: string) => existsSync(b) && readFileSync(a).equals(readFileSync(b));
+
 /** Every package folder the named packages need at run time: dependencies, and optional or peer ones installed. */
 export function packageClosure(names: string[]): string[] {
   const found = new Set<string>();
@@ -48,20 +50,28 @@ export function packageClosure(names: string[]): string[] {
   return [...found].sort();
 }
 
+/**
+ * Lays out /app in `out`. Into a folder laid out before (Tilt's, on every change) a package already there at the
+ * same version is left as it is, so that only the bundles change and a file watcher sees nothing else.
+ */
 export async function layOutImage(out: string): Promise<{ packages: string[] }> {
   const target = resolve(out);
   const { packages } = await buildBundles(join(target, 'dist'));
   const closure = packageClosure(packages);
   for (const dir of closure) {
+    const copy = join(target, relative(ROOT, dir));
+    if (sameFile(join(dir, 'package.json'), join(copy, 'package.json'))) continue;
     // A package's own node_modules holds versions nested for it; those it needs are copied on their own.
     const nested = join(dir, 'node_modules');
-    cpSync(dir, join(target, relative(ROOT, dir)), { recursive: true, filter: (source) => source !== nested });
+    cpSync(dir, copy, { recursive: true, filter: (source) => source !== nested });
   }
   const root = readManifest(ROOT) as Manifest & { engines: Record<string, string> };
   const dependencies = Object.fromEntries(packages.map((name) => [name, readManifest(lookup(ROOT, name)!).version]));
   const manifest = { name: root.name, version: root.version ?? '0.0.0', private: true, type: 'module', engines: root.engines, dependencies };
-  writeFileSync(join(target, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
-  mkdirSync(target, { recursive: true });
+  const manifestText = JSON.stringify(manifest, null, 2) + '\n';
+  if (!existsSync(join(target, 'package.json')) || readFileSync(join(target, 'package.json'), 'utf8') !== manifestText) {
+    writeFileSync(join(target, 'package.json'), manifestText);
+  }
   // Readable and traversable by the image's unprivileged user, writable by nobody but root.
   chmodSync(target, 0o755);
   return { packages: closure.map((dir) => relative(ROOT, dir)) };

@@ -74,7 +74,7 @@ seccompProfile:
 
 {{- define "ap.containerSecurityContext" -}}
 runAsNonRoot: true
-readOnlyRootFilesystem: true
+readOnlyRootFilesystem: {{ .Values.readOnlyRootFilesystem }}
 allowPrivilegeEscalation: false
 capabilities:
   drop: ["ALL"]
