@@ -22,6 +22,7 @@ const SERVICES: { name: string; opsPort: number }[] = [
   { name: 'gateway', opsPort: 9100 },
 ].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
 
+say(`node ${process.version}`);
 const infra = await ensureInfra({ purpose: 'start', log: say });
 say(infra.describe.join('; '));
 const databaseUrl = process.env['DATABASE_URL'] ?? (await ensureDatabase(infra.adminUrl, 'affiliate'));
