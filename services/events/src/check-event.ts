@@ -4,12 +4,14 @@ import { decimalPlaces, minorUnitDigits } from '@platform/shared/money';
 import { EVENT_PAYLOAD_MAX_BYTES, type RecordEventBody } from '@platform/shared/schemas/events-api';
 
 /**
- * The rules a schema cannot say: cookie_id or coupon, a currency in circulation, no more decimals than it has,
- * a bounded payload. Every problem is reported at once. Answers the amount as exact decimal text and the currency.
+ * The rules a schema cannot say: cookie_id or coupon (except on a refund, which names its order by external_id and
+ * is attributed through it: a merchant's refund handler rarely has either), a currency in circulation, no more
+ * decimals than it has, a bounded payload. Every problem is reported at once. Answers the amount as exact decimal
+ * text and the currency.
  */
 export function checkEvent(body: RecordEventBody, defaultCurrency: string): { amount: string; currency: string } {
   const problems: ErrorDetail[] = [];
-  if (body.cookie_id === undefined && body.coupon === undefined) {
+  if (body.cookie_id === undefined && body.coupon === undefined && body.event_type !== 'refund') {
     problems.push({ path: 'cookie_id', message: 'cookie_id or coupon is required' });
   }
   const currency = body.currency ?? defaultCurrency;

@@ -68,7 +68,7 @@ export const RecordEventBody = Type.Object(
   {
     additionalProperties: false,
     $id: 'RecordEvent',
-    description: 'At least one of cookie_id and coupon is required.',
+    description: "At least one of cookie_id and coupon is required, except on a refund, which names its order by external_id alone.",
   },
 );
 export type RecordEventBody = Static<typeof RecordEventBody>;
