@@ -61,6 +61,12 @@ export const CommonEnv = {
       description: 'base64 of 32 random bytes; encrypts secrets at rest and signs cursors. Required in production',
     }),
   ),
+  ENCRYPTION_KEYS_PREVIOUS: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/=_-]{43,}(,[A-Za-z0-9+/=_-]{43,})*$',
+      description: 'comma-separated earlier ENCRYPTION_KEY values: secrets encrypted under them still decrypt, until `admin secrets re-encrypt` has moved them to the current key',
+    }),
+  ),
 };
 
 /** The relay's default pacing; the bench's own producer relay uses it too, as the services' relays do. */
@@ -82,18 +88,41 @@ export const OutboxEnv = {
   }),
 };
 
+// Read by the services that own JetStream streams and consumers (all but the gateway).
+export const TopologyEnv = {
+  TOPOLOGY_CHECK_INTERVAL_MS: Type.Integer({
+    default: 2000,
+    minimum: 100,
+    maximum: 60_000,
+    description: 'how often a service checks that the JetStream streams and its consumers exist, recreating what is missing (also at once when a publish or a pull finds one gone)',
+  }),
+};
+
 export const CommonConfig = Type.Object(CommonEnv);
 export type CommonConfig = Static<typeof CommonConfig>;
 export const OutboxConfig = Type.Object(OutboxEnv);
+export const TopologyConfig = Type.Object(TopologyEnv);
+export type TopologyConfig = Static<typeof TopologyConfig>;
 export type OutboxConfig = Static<typeof OutboxConfig>;
+
+function keyOf(variable: string, value: string): Buffer {
+  const key = Buffer.from(value, 'base64');
+  if (key.length < 32) throw new ConfigError(variable, 'must decode to at least 32 bytes');
+  return key.subarray(0, 32);
+}
 
 /** Outside production a fixed development key is used, so that `npm start` needs no setup. */
 export function encryptionKey(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY'>): Buffer {
-  if (config.ENCRYPTION_KEY) {
-    const key = Buffer.from(config.ENCRYPTION_KEY, 'base64');
-    if (key.length < 32) throw new ConfigError('ENCRYPTION_KEY', 'must decode to at least 32 bytes');
-    return key.subarray(0, 32);
-  }
+  if (config.ENCRYPTION_KEY) return keyOf('ENCRYPTION_KEY', config.ENCRYPTION_KEY);
   if (config.APP_ENV === 'production') throw new ConfigError('ENCRYPTION_KEY', 'is required when APP_ENV=production');
   return Buffer.from('development-only-key-not-secret!', 'utf8');
+}
+
+/**
+ * The keys secrets at rest may be decrypted with, the current one first: ENCRYPTION_KEY, then each of
+ * ENCRYPTION_KEYS_PREVIOUS in the order given. New values are encrypted under the first only.
+ */
+export function decryptionKeys(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'>): Buffer[] {
+  const previous = config.ENCRYPTION_KEYS_PREVIOUS ? config.ENCRYPTION_KEYS_PREVIOUS.split(',').map((k) => keyOf('ENCRYPTION_KEYS_PREVIOUS', k)) : [];
+  return [encryptionKey(config), ...previous];
 }

@@ -1,6 +1,10 @@
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { streamName, type DurableConsumerEntry } from './catalogue.ts';
 import type { Logger } from './log.ts';
 import { createPacer } from './pacer.ts';
+import type { Worker } from './service.ts';
+import type { Topology } from './topology.ts';
 
 /**
  * Works on a JetStream consumer's messages in batches: messages received while every batch slot is busy (or, with
@@ -55,7 +59,12 @@ export function consumeInBatches(
   };
   const loop = (async () => {
     for await (const m of messages) {
-      if (stopping) break;
+      // Received but not started: offered again at once (to this consumer's next pull, or another replica) rather
+      // than after ack_wait. The pull's buffer is drained here after close.
+      if (stopping) {
+        m.nak();
+        continue;
+      }
       waiting.push(m);
       next();
       while (waiting.length >= opts.maxWaiting && !stopping) {
@@ -76,3 +85,93 @@ export function consumeInBatches(
     },
   };
 }
+
+/** Client statuses of a pull whose consumer (or stream) is gone: it will not deliver again until made anew. */
+const GONE = new Set(['consumer_deleted', 'consumer_not_found', 'stream_not_found']);
+
+/**
+ * Runs `session` on a pull from the service's durable consumer, and on a fresh pull each time the consumer turns
+ * out to be gone (the client reports it deleted or not found, or the topology check had to recreate it): the old
+ * session is stopped (its batches in progress finish; acks for a deleted consumer change nothing, and processing is
+ * idempotent) and a new one starts once the consumer exists again. Without this, a pull on a recreated consumer
+ * waits for the client's own recovery, up to a minute of missed heartbeats and backoff.
+ */
+export function consumeDurable(opts: {
+  nc: NatsConnection;
+  prefix: string;
+  entry: DurableConsumerEntry;
+  topology: Topology;
+  log: Logger;
+  maxMessages: number;
+  session: (messages: ConsumerMessages) => { stop(): Promise<void> };
+}): Worker {
+  const { entry, topology, log } = opts;
+  const stream = streamName(opts.prefix, entry.stream);
+  const js = jetstream(opts.nc);
+  let current: { messages: ConsumerMessages; run: { stop(): Promise<void> } } | null = null;
+  let restarting: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+
+  const open = async () => {
+    const consumer = await js.consumers.get(stream, entry.durable_name);
+    const messages = await consumer.consume({ max_messages: opts.maxMessages });
+    void (async () => {
+      for await (const s of messages.status()) {
+        if (!GONE.has(s.type)) continue;
+        log.warn('consumer gone; checking the topology and pulling anew', { consumer: entry.durable_name, status: s.type });
+        void topology.check();
+        restart();
+        return;
+      }
+    })().catch(() => {});
+    current = { messages, run: opts.session(messages) };
+    log.info('pulling from consumer', { consumer: entry.durable_name });
+  };
+
+  const reopen = async () => {
+    do {
+      again = false;
+      const old = current;
+      current = null;
+      await old?.run.stop();
+      for (let attempt = 0; !stopped; attempt++) {
+        try {
+          // A restart asked for before this open is answered by it (the topology check that recreated the consumer
+          // while we waited, say): opening twice would strand what the first pull had received until ack_wait.
+          again = false;
+          await open();
+          break;
+        } catch (err) {
+          if (attempt === 0) log.warn('consumer not available; retrying', { consumer: entry.durable_name, err: (err as Error).message });
+          await topology.check();
+          await new Promise((r) => setTimeout(r, RETRY_OPEN_MS));
+        }
+      }
+    } while (again && !stopped);
+  };
+
+  function restart(): void {
+    if (stopped) return;
+    if (restarting) {
+      again = true;
+      return;
+    }
+    restarting = reopen().finally(() => {
+      restarting = null;
+    });
+  }
+
+  topology.onConsumerCreated(entry.durable_name, restart);
+  restart();
+  return {
+    async stop() {
+      stopped = true;
+      await restarting;
+      await current?.run.stop();
+    },
+  };
+}
+
+/** Pause between two tries to pull from a consumer that is not there (the topology check recreates it meanwhile). */
+const RETRY_OPEN_MS = 500;

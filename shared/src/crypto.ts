@@ -26,6 +26,32 @@ export function encryptSecret(master: Buffer, plaintext: string): string {
   return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join(':');
 }
 
+/**
+ * An encrypted value that none of the configured keys opens: encrypted under a key this process was not given (an
+ * ENCRYPTION_KEY changed without the old one in ENCRYPTION_KEYS_PREVIOUS), or damaged. Its message names no secret.
+ */
+export class UndecryptableSecret extends Error {
+  constructor() {
+    super('cannot be decrypted with ENCRYPTION_KEY or any of ENCRYPTION_KEYS_PREVIOUS');
+    this.name = 'UndecryptableSecret';
+  }
+}
+
+/**
+ * Decrypts with the first of `keys` (the current key, then the previous ones) that opens the value; `keyIndex` says
+ * which (0: the current key, so nothing to re-encrypt).
+ */
+export function decryptSecretWithAny(keys: readonly Buffer[], stored: string): { plaintext: string; keyIndex: number } {
+  for (let i = 0; i < keys.length; i++) {
+    try {
+      return { plaintext: decryptSecret(keys[i]!, stored), keyIndex: i };
+    } catch {
+      // the next key may open it
+    }
+  }
+  throw new UndecryptableSecret();
+}
+
 export function decryptSecret(master: Buffer, stored: string): string {
   const [version, iv, tag, ciphertext] = stored.split(':');
   if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('unrecognised encrypted value');

@@ -269,6 +269,11 @@ export function startOutboxRelay(opts: {
   pollMs?: number;
   /** Least time between the starts of two passes woken by commits (default 0: every wake-up). */
   minIntervalMs?: number;
+  /**
+   * Called when a pass could not publish (JetStream refused, or did not answer): the stream may be gone, and the
+   * topology check recreates it at once rather than at its next interval. The rows stay unpublished meanwhile.
+   */
+  onRefused?: () => void;
 }): OutboxRelay {
   const { sql, nc, prefix, log } = opts;
   const publisher = createJetStreamPublisher(nc);
@@ -327,6 +332,7 @@ export function startOutboxRelay(opts: {
         } while (again && !stopped);
       } catch (err) {
         log.warn('outbox relay could not publish; will retry', { err: (err as Error).message });
+        opts.onRefused?.();
       } finally {
         running = null;
       }

@@ -1,14 +1,15 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { CommonConfig, OutboxConfig } from './config.ts';
+import type { CommonConfig, OutboxConfig, TopologyConfig } from './config.ts';
 import { connectDatabase, type Sql } from './db.ts';
 import { createLogger, type Logger } from './log.ts';
 import { migrate } from './migrate.ts';
-import { connectNats, ensureStreams } from './nats.ts';
+import { connectNats, ensureDurableConsumer, ensureStreams } from './nats.ts';
 import { serveOperations, type Operation } from './operation.ts';
 import { startOpsServer } from './ops-server.ts';
 import { startOutboxPurge, startOutboxRelay, type OutboxRelay } from './outbox.ts';
 import { trackReadiness } from './readiness.ts';
+import { startTopology, type OwnedConsumer, type Topology } from './topology.ts';
 
 export interface ServiceRuntime {
   name: string;
@@ -17,6 +18,8 @@ export interface ServiceRuntime {
   log: Logger;
   registry: Registry;
   relay: OutboxRelay | null;
+  /** The streams and this service's consumers, checked every TOPOLOGY_CHECK_INTERVAL_MS and recreated when missing. */
+  topology: Topology;
   opsPort: number;
   close(): Promise<void>;
 }
@@ -35,8 +38,10 @@ export interface Worker {
  */
 export async function startService(opts: {
   name: string;
-  config: CommonConfig & { OPS_PORT: number };
+  config: CommonConfig & TopologyConfig & { OPS_PORT: number };
   operations: Operation[];
+  /** The durable consumers this service pulls from (consume.ts consumeDurable): ensured with the streams. */
+  consumers?: OwnedConsumer[];
   /**
    * The outbox settings when this process runs an outbox relay, and with it the purge of published rows past their
    * retention; false when it runs neither.
@@ -56,13 +61,20 @@ export async function startService(opts: {
   const registry = new Registry();
   registry.setDefaultLabels({ service: name });
   collectDefaultMetrics({ register: registry });
+  const consumers = opts.consumers ?? [];
+  const topology = startTopology({ nc, prefix: config.NATS_PREFIX, consumers, intervalMs: config.TOPOLOGY_CHECK_INTERVAL_MS, log, registry });
+  await topology.check();
+  for (const c of consumers) await ensureDurableConsumer(nc, config.NATS_PREFIX, c.entry);
   const readiness = trackReadiness(sql, nc);
-  const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
+  const ready = () => readiness.ready() && topology.healthy();
+  const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready });
   const outbox = opts.outboxRelay;
-  const relay = outbox ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS }) : null;
+  const relay = outbox
+    ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS, onRefused: () => void topology.check() })
+    : null;
   const outboxPurge = outbox ? startOutboxPurge(sql, log, outbox.OUTBOX_RETENTION_DAYS) : null;
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
-  const partial = { name, sql, nc, log, registry, relay, opsPort: ops.port };
+  const partial = { name, sql, nc, log, registry, relay, topology, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];
   log.info('started', { ops_port: ops.port });
 
@@ -74,6 +86,7 @@ export async function startService(opts: {
         for (const w of workers.reverse()) await w.stop();
         await relay?.stop();
         await outboxPurge?.stop();
+        await topology.stop();
       })();
       // Work that waits on a database that has gone away may never settle (the driver can leave a query queued for
       // a connection that will not come back): after the bound, the connections are closed, which fails it.

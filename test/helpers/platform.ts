@@ -45,9 +45,9 @@ export async function createTestDatabase(t: TestLike, opts: { migrated?: boolean
 }
 
 /** A NATS prefix of its own (so subjects and streams are the file's alone) with its streams deleted at teardown. */
-export async function createTestNats(t: TestLike): Promise<{ prefix: string; nc: NatsConnection }> {
+export async function createTestNats(t: TestLike, natsUrl = NATS_URL): Promise<{ prefix: string; nc: NatsConnection }> {
   const prefix = `t${randomName()}`;
-  const nc = await connectNats(NATS_URL, 'test');
+  const nc = await connectNats(natsUrl, 'test');
   await ensureStreams(nc, prefix);
   t.teardown(async () => {
     const jsm = await jetstreamManager(nc);
@@ -87,16 +87,16 @@ export interface Platform {
  */
 export async function startPlatform(
   t: TestLike,
-  opts: { gateways?: number; env?: Record<string, string>; affiliatesEnv?: Record<string, string> } = {},
+  opts: { gateways?: number; env?: Record<string, string>; affiliatesEnv?: Record<string, string>; natsUrl?: string } = {},
 ): Promise<Platform> {
   const db = await createTestDatabase(t);
-  const bus = await createTestNats(t);
+  const bus = await createTestNats(t, opts.natsUrl);
   const logs: string[] = [];
   const env: Record<string, string> = {
     APP_ENV: 'test',
     DATABASE_URL: db.url,
     DATABASE_POOL_SIZE: '5',
-    NATS_URL,
+    NATS_URL: opts.natsUrl ?? NATS_URL,
     NATS_PREFIX: bus.prefix,
     OPS_PORT: '0',
     PORT: '0',

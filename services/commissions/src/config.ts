@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadConfig, OutboxEnv } from '@platform/shared/config';
+import { CommonEnv, TopologyEnv, loadConfig, OutboxEnv } from '@platform/shared/config';
 
 export const CommissionsEnv = Type.Object({
   ...CommonEnv,
+  ...TopologyEnv,
   OPS_PORT: Type.Integer({ default: 9103, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
   PUBLIC_BASE_URL: Type.String({
     default: 'http://localhost:8080',

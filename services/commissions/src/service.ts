@@ -1,3 +1,4 @@
+import { COMMISSIONS_CONSUMER } from '@platform/shared/catalogue';
 import { encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
@@ -11,6 +12,12 @@ import { getCommissionOperation } from './operations/get.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updateCommissionOperation } from './operations/update.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
+
+/**
+ * A recreated consumer starts this much further back than the reconcile horizon: the reconciler takes what is
+ * older than the horizon, and the margin covers a pass that has yet to run.
+ */
+const RESUME_MARGIN_MS = 15_000;
 
 export interface CommissionsService extends ServiceRuntime {
   /** Runs one hold-period pass now (waiting for one in progress); resolves with how many commissions it approved. */
@@ -39,12 +46,14 @@ export async function startCommissionsService(
     outboxRelay: config.OUTBOX_RELAY && config,
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
-    workers: async ({ sql, nc, log: workerLog }) => {
+    consumers: [{ entry: COMMISSIONS_CONSUMER, resumeWindowMs: config.CONVERSION_RECONCILE_AFTER_MS + RESUME_MARGIN_MS }],
+    workers: async ({ sql, nc, topology, log: workerLog }) => {
       const process = (envelopes: Parameters<typeof processConversions>[1]) =>
         processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
-      const consumer = await startConversionConsumer({
+      const consumer = startConversionConsumer({
         nc,
         prefix: config.NATS_PREFIX,
+        topology,
         log: workerLog,
         concurrency: config.CONVERSION_CONCURRENCY,
         maxBatch: config.CONVERSION_BATCH_MAX,

@@ -1,10 +1,10 @@
-import { jetstream, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { COMMISSIONS_CONSUMER, streamName } from '@platform/shared/catalogue';
+import { COMMISSIONS_CONSUMER } from '@platform/shared/catalogue';
 import type { Logger } from '@platform/shared/log';
-import { ensureDurableConsumer } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
-import { consumeInBatches } from '@platform/shared/consume';
+import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
+import type { Topology } from '@platform/shared/topology';
 import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './engine/envelope.ts';
 import type { ProcessOutcome } from './engine/process.ts';
 
@@ -18,9 +18,10 @@ import type { ProcessOutcome } from './engine/process.ts';
  * failure then naks it with a growing delay, so JetStream redelivers it (to this replica or another); a message
  * that can never be processed is terminated with a warning.
  */
-export async function startConversionConsumer(opts: {
+export function startConversionConsumer(opts: {
   nc: NatsConnection;
   prefix: string;
+  topology: Topology;
   log: Logger;
   concurrency: number;
   /** The most conversions one transaction processes. */
@@ -28,19 +29,8 @@ export async function startConversionConsumer(opts: {
   /** Least time between the starts of two batches that are not full (consumeInBatches minIntervalMs). */
   batchIntervalMs: number;
   process: (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
-}): Promise<Worker> {
-  const { nc, prefix, log, concurrency, maxBatch } = opts;
-  await ensureDurableConsumer(nc, prefix, COMMISSIONS_CONSUMER);
-  const consumer = await jetstream(nc).consumers.get(streamName(prefix, COMMISSIONS_CONSUMER.stream), COMMISSIONS_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: Math.max(64, concurrency * maxBatch) });
-
-  void (async () => {
-    for await (const s of messages.status()) {
-      if (s.type === 'consumer_deleted' || s.type === 'consumer_not_found' || s.type === 'stream_not_found') {
-        log.warn('conversion consumer status', { status: s.type });
-      }
-    }
-  })().catch(() => {});
+}): Worker {
+  const { log, concurrency, maxBatch } = opts;
 
   const settle = (msg: JsMsg, envelope: ConversionEnvelope, outcome: ProcessOutcome): void => {
     const ids = { event_id: envelope.data.event_id, merchant_id: envelope.merchant_id, message_id: envelope.id };
@@ -101,16 +91,25 @@ export async function startConversionConsumer(opts: {
     for (let i = 0; i < parsed.length; i++) settle(parsed[i]!.msg, parsed[i]!.envelope, outcomes[i]!);
   };
 
-  return consumeInBatches(messages, {
-    concurrency,
-    maxBatch,
-    gatherTurn: true,
-    minIntervalMs: opts.batchIntervalMs,
-    // At most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
-    maxWaiting: concurrency * maxBatch,
+  return consumeDurable({
+    nc: opts.nc,
+    prefix: opts.prefix,
+    entry: COMMISSIONS_CONSUMER,
+    topology: opts.topology,
     log,
-    name: 'conversion consumer',
-    handleBatch,
+    maxMessages: Math.max(64, concurrency * maxBatch),
+    session: (messages) =>
+      consumeInBatches(messages, {
+        concurrency,
+        maxBatch,
+        gatherTurn: true,
+        minIntervalMs: opts.batchIntervalMs,
+        // At most a full batch per slot waiting: the rest stays with JetStream (and other replicas).
+        maxWaiting: concurrency * maxBatch,
+        log,
+        name: 'conversion consumer',
+        handleBatch,
+      }),
   });
 }
 

@@ -1,6 +1,8 @@
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
+import type { Topology } from '@platform/shared/topology';
 import type { Sql } from '@platform/shared/db';
-import { decryptSecret } from '@platform/shared/crypto';
+import { decryptSecretWithAny, UndecryptableSecret } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
@@ -14,20 +16,53 @@ import {
   recordAttempts,
   relaxCommit,
   settleEndpoints,
+  type AttemptOutcome,
   type AttemptRecord,
   type ClaimedDelivery,
   type EndpointTally,
 } from './queries/deliveries.ts';
+import { signingSecrets } from './endpoints.ts';
 import { postWebhook } from './send.ts';
+
+/** What the delivery log shows for an attempt that could not be signed: the reason, nothing of the secret. */
+export const UNSIGNABLE_ERROR = 'not sent: the endpoint secret cannot be decrypted with the configured encryption keys';
+
+const unsignedOutcome = (): AttemptOutcome => ({
+  attemptedAt: new Date(),
+  statusCode: null,
+  error: UNSIGNABLE_ERROR,
+  durationMs: 0,
+  responseBody: '',
+  retryAfterMs: null,
+});
 
 export interface AttemptSettings {
   replicaId: string;
-  masterKey: Buffer;
+  /** ENCRYPTION_KEY, then ENCRYPTION_KEYS_PREVIOUS: the keys an endpoint's secret may be encrypted under. */
+  secretKeys: Buffer[];
   backoffScale: number;
   attemptTimeoutMs: number;
   leaseMs: number;
   concurrency: number;
   endpointConcurrency: number;
+}
+
+/** What a lease names: the replica, how long it lasts, and how many one endpoint may hold across replicas. */
+export interface ClaimSettings {
+  replicaId: string;
+  leaseMs: number;
+  endpointConcurrency: number;
+}
+
+/** What the workers that feed the engine from a consumer (fan-out, hints) share. */
+export interface ConsumerWorkerOptions {
+  sql: Sql;
+  nc: NatsConnection;
+  prefix: string;
+  topology: Topology;
+  log: Logger;
+  engine: AttemptEngine;
+  claim: ClaimSettings;
 }
 
 /** Attempts recorded per transaction at most; more wait for the next one. */
@@ -105,35 +140,46 @@ export function startAttemptEngine(opts: {
     let plain = secrets.get(encrypted);
     if (plain === undefined) {
       if (secrets.size >= SECRET_CACHE_SIZE) secrets.clear();
-      plain = decryptSecret(settings.masterKey, encrypted);
+      plain = decryptSecretWithAny(settings.secretKeys, encrypted).plaintext;
       secrets.set(encrypted, plain);
     }
     return plain;
   };
-  const signingSecrets = (d: ClaimedDelivery): string[] => {
-    const list = [secret(d.secret_encrypted)];
-    if (d.previous_secret_encrypted && d.previous_secret_expires_at && d.previous_secret_expires_at.getTime() > Date.now()) {
-      list.push(secret(d.previous_secret_encrypted));
+  /** Endpoints whose secret did not decrypt, logged once each (until one of their attempts is signed again). */
+  const unsignable = new Set<string>();
+
+  /**
+   * The request's headers, or null when the endpoint's secret cannot be decrypted (or, decrypted, is not a webhook
+   * secret): logged once per endpoint, not once per attempt.
+   */
+  const sign = (d: ClaimedDelivery): Record<string, string> | null => {
+    try {
+      const headers = webhookHeaders(signingSecrets(secret, d), d.message_id, Math.floor(Date.now() / 1000), d.body);
+      unsignable.delete(d.endpoint_id);
+      return headers;
+    } catch (err) {
+      if (!unsignable.has(d.endpoint_id)) {
+        unsignable.add(d.endpoint_id);
+        log.error('webhook endpoint secret cannot be used to sign; its attempts fail until the key is listed or the secret rotated', {
+          endpoint_id: d.endpoint_id,
+          merchant_id: d.merchant_id,
+          reason: err instanceof UndecryptableSecret ? 'undecryptable' : 'not a webhook secret',
+        });
+      }
+      return null;
     }
-    return list;
   };
 
   const attempt = async (d: ClaimedDelivery): Promise<void> => {
-    let record: AttemptRecord;
-    try {
-      const headers = webhookHeaders(signingSecrets(d), d.message_id, Math.floor(Date.now() / 1000), d.body);
-      const outcome = await postWebhook({ dispatcher: agent, url: d.url, headers, body: d.body, timeoutMs: settings.attemptTimeoutMs });
-      const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
-        nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
-      );
-      record = { delivery: { id: d.id, endpoint_id: d.endpoint_id }, outcome, verdict, attemptsMade: d.attempt_count + 1 };
-    } catch (err) {
-      // Nothing recordable (a secret that does not decrypt): the lease runs out and the sweeper hints it again.
-      log.error('webhook attempt failed before sending', { delivery_id: d.id, err: (err as Error).message });
-      release(1);
-      return;
-    }
-    finished.push(record);
+    const headers = sign(d);
+    // Not signed, not sent: a failed attempt like a refused connection, recorded and retried by the table.
+    const outcome = headers
+      ? await postWebhook({ dispatcher: agent, url: d.url, headers, body: d.body, timeoutMs: settings.attemptTimeoutMs })
+      : unsignedOutcome();
+    const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
+      nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
+    );
+    finished.push({ delivery: { id: d.id, endpoint_id: d.endpoint_id }, outcome, verdict, attemptsMade: d.attempt_count + 1 });
     kick();
   };
 

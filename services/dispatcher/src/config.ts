@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, ConfigError, loadConfig } from '@platform/shared/config';
+import { CommonEnv, TopologyEnv, ConfigError, loadConfig } from '@platform/shared/config';
 
 export const DispatcherEnv = Type.Object({
   ...CommonEnv,
+  ...TopologyEnv,
   OPS_PORT: Type.Integer({ default: 9104, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
   WEBHOOK_BACKOFF_SCALE: Type.Number({
     default: 1,

@@ -1,5 +1,5 @@
 import { DOMAIN_EVENT_TYPES, type DomainEventType } from '@platform/shared/catalogue';
-import { decryptSecret, encryptSecret } from '@platform/shared/crypto';
+import { encryptSecret } from '@platform/shared/crypto';
 import type { Queryable, Sql } from '@platform/shared/db';
 import { invalidInput, notFound } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
@@ -107,15 +107,18 @@ export async function rotateSecret(sql: Sql, deps: Deps, merchantId: string, id:
   return { ...presentEndpoint(row), secret };
 }
 
-/** The secrets that sign now: the current one, and the previous one while its grace period lasts. */
+/**
+ * The secrets that sign now: the current one, and the previous one while its grace period lasts. `decrypt` opens a
+ * stored secret (decryptSecretWithAny, through the attempt engine's cache); it throws UndecryptableSecret.
+ */
 export function signingSecrets(
-  masterKey: Buffer,
+  decrypt: (stored: string) => string,
   row: { secret_encrypted: string; previous_secret_encrypted: string | null; previous_secret_expires_at: Date | null },
   now = Date.now(),
 ): string[] {
-  const secrets = [decryptSecret(masterKey, row.secret_encrypted)];
+  const secrets = [decrypt(row.secret_encrypted)];
   if (row.previous_secret_encrypted && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now) {
-    secrets.push(decryptSecret(masterKey, row.previous_secret_encrypted));
+    secrets.push(decrypt(row.previous_secret_encrypted));
   }
   return secrets;
 }

@@ -1,13 +1,12 @@
-import { jetstream, type JsMsg } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, streamName, type DomainEvent } from '@platform/shared/catalogue';
+import type { JsMsg } from '@nats-io/jetstream';
+import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, type DomainEvent } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
-import { consumeInBatches } from '@platform/shared/consume';
+import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
 import type { Logger } from '@platform/shared/log';
-import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
+import { decodeJson } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { inTwoTrips } from '@platform/shared/transactions';
-import type { AttemptEngine } from './attempts.ts';
+import type { AttemptEngine, ConsumerWorkerOptions } from './attempts.ts';
 import { claimDue, insertDeliveries, insertMessages, lockEndpoints, type ClaimedDelivery, type FannedOut } from './queries/deliveries.ts';
 
 /** Events fanned out per transaction at most. */
@@ -48,11 +47,8 @@ export function parseDomainEvent(data: Uint8Array): DomainEvent | null {
  * once, without a hint. What it had no room for stays due in Postgres (not hinted): the endpoint's finishing
  * attempts on this replica pull it next, and the sweeper hints it to any replica once the endpoint has room.
  */
-export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: string; log: Logger; engine: AttemptEngine; claim: { replicaId: string; leaseMs: number; endpointConcurrency: number } }): Promise<Worker> {
-  const { sql, nc, prefix, log, engine } = opts;
-  await ensureDurableConsumer(nc, prefix, DISPATCHER_FANOUT_CONSUMER);
-  const consumer = await jetstream(nc).consumers.get(streamName(prefix, 'DOMAIN_EVENTS'), DISPATCHER_FANOUT_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: PULL_AHEAD });
+export function startFanOut(opts: ConsumerWorkerOptions): Worker {
+  const { sql, log, engine } = opts;
 
   /** One transaction for `events`: messages, deliveries, and leases on as many as `slots` allow. */
   const record = async (events: DomainEvent[], slots: number) => {
@@ -126,15 +122,24 @@ export async function startFanOut(opts: { sql: Sql; nc: NatsConnection; prefix: 
     if (batch.size > 0) await fanOutBatch([...batch.values()].sort((a, b) => (a.event.id < b.event.id ? -1 : 1)));
   };
 
-  return consumeInBatches(messages, {
-    concurrency: FANOUT_TRANSACTIONS,
-    maxBatch: FANOUT_BATCH,
-    // A lone event starts at once; what arrives meanwhile forms the next batch.
-    gatherTurn: false,
-    // Stop pulling while a full batch waits behind the transactions in flight.
-    maxWaiting: FANOUT_BATCH,
+  return consumeDurable({
+    nc: opts.nc,
+    prefix: opts.prefix,
+    entry: DISPATCHER_FANOUT_CONSUMER,
+    topology: opts.topology,
     log,
-    name: 'fan-out',
-    handleBatch: fanOutMessages,
+    maxMessages: PULL_AHEAD,
+    session: (messages) =>
+      consumeInBatches(messages, {
+        concurrency: FANOUT_TRANSACTIONS,
+        maxBatch: FANOUT_BATCH,
+        // A lone event starts at once; what arrives meanwhile forms the next batch.
+        gatherTurn: false,
+        // Stop pulling while a full batch waits behind the transactions in flight.
+        maxWaiting: FANOUT_BATCH,
+        log,
+        name: 'fan-out',
+        handleBatch: fanOutMessages,
+      }),
   });
 }

@@ -1,14 +1,29 @@
-import { jetstream, type JsMsg } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { DISPATCHER_ATTEMPTS_CONSUMER, streamName, type WebhookAttemptHint } from '@platform/shared/catalogue';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { DISPATCHER_ATTEMPTS_CONSUMER, type WebhookAttemptHint } from '@platform/shared/catalogue';
+import { consumeDurable } from '@platform/shared/consume';
 import type { Sql } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
-import { decodeJson, ensureDurableConsumer } from '@platform/shared/nats';
+import { decodeJson } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
-import type { AttemptEngine } from './attempts.ts';
+import type { AttemptEngine, ClaimSettings, ConsumerWorkerOptions } from './attempts.ts';
 import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDelivery } from './queries/deliveries.ts';
+
+/**
+ * Leases the named deliveries that are due and have endpoint room (at most `limit`), in one round trip. The claim
+ * clears the hints of what it took; the others are forgotten so that the sweeper hints them again as soon as their
+ * endpoint has room.
+ */
+export async function claimNamed(sql: Sql, claim: ClaimSettings, deliveryIds: string[], limit: number): Promise<ClaimedDelivery[]> {
+  const [, , claimed] = await inOneTrip<[void, void, ClaimedDelivery[], void]>(sql, (tx) => [
+    relaxCommit(tx),
+    lockEndpointsOf(tx, deliveryIds),
+    claimDue(tx, { ...claim, deliveryIds, limit }),
+    clearHints(tx, deliveryIds),
+  ]);
+  return claimed;
+}
 
 /** Hints claimed per transaction at most. */
 const HINT_BATCH = 256;
@@ -23,11 +38,21 @@ const DATABASE_RETRY_MS = 1000;
  * had no room) is forgotten in Postgres, so the sweeper hints it again as soon as there is room. While every slot
  * is busy the hints wait unacknowledged, and the consumer stops pulling more.
  */
-export async function startHintConsumer(opts: { sql: Sql; nc: NatsConnection; prefix: string; log: Logger; engine: AttemptEngine; concurrency: number; claim: { replicaId: string; leaseMs: number; endpointConcurrency: number } }): Promise<Worker> {
-  const { sql, nc, prefix, log, engine } = opts;
-  await ensureDurableConsumer(nc, prefix, DISPATCHER_ATTEMPTS_CONSUMER);
-  const consumer = await jetstream(nc).consumers.get(streamName(prefix, 'WEBHOOK_ATTEMPTS'), DISPATCHER_ATTEMPTS_CONSUMER.durable_name);
-  const messages = await consumer.consume({ max_messages: Math.max(opts.concurrency, 10) });
+export function startHintConsumer(opts: ConsumerWorkerOptions & { concurrency: number }): Worker {
+  return consumeDurable({
+    nc: opts.nc,
+    prefix: opts.prefix,
+    entry: DISPATCHER_ATTEMPTS_CONSUMER,
+    topology: opts.topology,
+    log: opts.log,
+    maxMessages: Math.max(opts.concurrency, 10),
+    session: (messages) => workHints(messages, opts),
+  });
+}
+
+/** One pull's hints, until `stop` (consumeDurable starts another when the consumer had to be recreated). */
+function workHints(messages: ConsumerMessages, opts: { sql: Sql; log: Logger; engine: AttemptEngine; concurrency: number; claim: ClaimSettings }) {
+  const { log, engine } = opts;
   const buffered: { m: JsMsg; deliveryId: string }[] = [];
   const maxBuffered = Math.max(opts.concurrency, HINT_BATCH);
   let stopping = false;
@@ -37,14 +62,7 @@ export async function startHintConsumer(opts: { sql: Sql; nc: NatsConnection; pr
     const ids = [...new Set(batch.map((b) => b.deliveryId))];
     let claimed: ClaimedDelivery[];
     try {
-      // One round trip. The claim cleared the hints of what it took; the others are
-      // forgotten so that the sweeper hints them again as soon as their endpoint has room.
-      [, , claimed] = await inOneTrip<[void, void, ClaimedDelivery[], void]>(sql, (tx) => [
-        relaxCommit(tx),
-        lockEndpointsOf(tx, ids),
-        claimDue(tx, { ...opts.claim, deliveryIds: ids, limit: reserved }),
-        clearHints(tx, ids),
-      ]);
+      claimed = await claimNamed(opts.sql, opts.claim, ids, reserved);
     } catch (err) {
       log.warn('could not claim hinted deliveries; the hints will come again', { count: ids.length, err: (err as Error).message });
       engine.start([], reserved);

@@ -3,27 +3,34 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { webhookAttemptSubject, type WebhookAttemptHint } from '@platform/shared/catalogue';
 import type { Logger } from '@platform/shared/log';
 import { encodeJson } from '@platform/shared/nats';
-import type { NewDelivery } from './queries/deliveries.ts';
+import type { Sql } from '@platform/shared/db';
+import type { Topology } from '@platform/shared/topology';
+import { forgetHints, type NewDelivery } from './queries/deliveries.ts';
 
 /**
  * Publishes wake-up hints for deliveries that are due. A hint that fails to publish is not an error to surface:
- * the delivery keeps its queued_at, and the sweeper hints again once WEBHOOK_REQUEUE_AFTER_MS has passed.
+ * its delivery's hint is forgotten in Postgres, so the sweeper's next pass takes it up (and attempts it itself while
+ * hints cannot be published), and the topology check looks for a missing stream at once.
  * Bound to NATS once the service has connected (operations are built before that).
  */
 export class HintPublisher {
   private js: JetStreamClient | null = null;
   private log: Logger | null = null;
+  private recovery: { sql: Sql; topology: Topology } | null = null;
 
   constructor(private readonly prefix: string) {}
 
-  attach(nc: NatsConnection, log: Logger): void {
+  /** `recovery`: where a failed hint is forgotten and who looks for the missing stream (the dispatcher's own). */
+  attach(nc: NatsConnection, log: Logger, recovery?: { sql: Sql; topology: Topology }): void {
     this.js = jetstream(nc);
     this.log = log;
+    this.recovery = recovery ?? null;
   }
 
-  async publish(deliveries: NewDelivery[]): Promise<void> {
+  /** Resolves with the deliveries whose hint could not be published. */
+  async publish(deliveries: NewDelivery[]): Promise<NewDelivery[]> {
     const js = this.js;
-    if (!js || deliveries.length === 0) return;
+    if (!js || deliveries.length === 0) return [];
     const subject = webhookAttemptSubject(this.prefix);
     const results = await Promise.allSettled(
       deliveries.map((d) => {
@@ -32,7 +39,13 @@ export class HintPublisher {
         return js.publish(subject, encodeJson(hint), { msgID: `${d.id}.${d.queuedAt.getTime()}` });
       }),
     );
-    const failed = results.filter((r) => r.status === 'rejected').length;
-    if (failed > 0) this.log?.warn('could not publish delivery hints; the sweeper will', { failed, total: deliveries.length });
+    const failed = deliveries.filter((_d, i) => results[i]!.status === 'rejected');
+    if (failed.length === 0) return [];
+    this.log?.warn('could not publish delivery hints; the sweeper will', { failed: failed.length, total: deliveries.length });
+    if (this.recovery) {
+      void this.recovery.topology.check();
+      await forgetHints(this.recovery.sql, failed).catch(() => {});
+    }
+    return failed;
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { encryptionKey } from '@platform/shared/config';
+import { DISPATCHER_ATTEMPTS_CONSUMER, DISPATCHER_FANOUT_CONSUMER } from '@platform/shared/catalogue';
+import { decryptionKeys, encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
@@ -8,7 +9,8 @@ import { startAttemptEngine } from './attempts.ts';
 import type { DispatcherConfig } from './config.ts';
 import type { DispatcherDeps } from './deps.ts';
 import { startFanOut } from './fanout.ts';
-import { startHintConsumer } from './hint-consumer.ts';
+import { claimNamed, startHintConsumer } from './hint-consumer.ts';
+import type { ClaimedDelivery, NewDelivery } from './queries/deliveries.ts';
 import { HintPublisher } from './hints.ts';
 import { createEndpointOperation } from './operations/create-endpoint.ts';
 import { deleteEndpointOperation } from './operations/delete-endpoint.ts';
@@ -23,6 +25,9 @@ import { updateEndpointOperation } from './operations/update-endpoint.ts';
 import { createAddressPolicy, createGuardedAgent } from './ssrf.ts';
 import { startSweeper } from './sweeper.ts';
 import { ConfigError } from '@platform/shared/config';
+
+/** How much further back than its horizon a recreated consumer starts: a reconcile pass may have yet to run. */
+const RESUME_MARGIN_MS = 15_000;
 
 /** The URL guard of this configuration (also used by the operator CLI). */
 export function addressPolicyOf(config: Pick<DispatcherConfig, 'APP_ENV' | 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOWED_CIDRS'>) {
@@ -62,11 +67,16 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
       replayRangeOperation(deps),
     ],
     log,
-    workers: async ({ sql, nc, log: serviceLog, registry }) => {
-      hints.attach(nc, serviceLog);
+    consumers: [
+      // Domain events older than the reconcile horizon are fanned out from the outbox; hints are a work queue.
+      { entry: DISPATCHER_FANOUT_CONSUMER, resumeWindowMs: config.WEBHOOK_RECONCILE_AFTER_MS + RESUME_MARGIN_MS },
+      { entry: DISPATCHER_ATTEMPTS_CONSUMER, resumeWindowMs: null },
+    ],
+    workers: async ({ sql, nc, topology, log: serviceLog, registry }) => {
+      hints.attach(nc, serviceLog, { sql, topology });
       const settings = {
         replicaId,
-        masterKey,
+        secretKeys: decryptionKeys(config),
         backoffScale: config.WEBHOOK_BACKOFF_SCALE,
         attemptTimeoutMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
         // Longer than any attempt can take, plus time to record it: a live replica never loses its lease.
@@ -76,8 +86,17 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
       };
       const claim = { replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
       const engine = startAttemptEngine({ sql, log: serviceLog, registry, agent, settings });
-      const fanout = await startFanOut({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, engine, claim });
-      const hinted = await startHintConsumer({ sql, nc, prefix: config.NATS_PREFIX, log: serviceLog, engine, concurrency: settings.concurrency, claim });
+      const fanout = startFanOut({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, claim });
+      const hinted = startHintConsumer({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, concurrency: settings.concurrency, claim });
+      const attemptUnhinted = async (deliveries: NewDelivery[]) => {
+        const reserved = engine.reserve(deliveries.length);
+        let claimed: ClaimedDelivery[] = [];
+        try {
+          if (reserved > 0) claimed = await claimNamed(sql, claim, deliveries.map((d) => d.id), reserved);
+        } finally {
+          engine.start(claimed, reserved);
+        }
+      };
       const sweeper = startSweeper({
         sql,
         log: serviceLog,
@@ -87,6 +106,7 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
         reconcileAfterMs: config.WEBHOOK_RECONCILE_AFTER_MS,
         endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY,
         retentionDays: config.WEBHOOK_RETENTION_DAYS,
+        attemptUnhinted,
       });
       // Stopped in reverse: the sweeper, then the consumers, then the engine drains the attempts in flight.
       return [engine, fanout, hinted, sweeper];

@@ -2,7 +2,7 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import type { HintPublisher } from './hints.ts';
-import { deadLetterDueOfDisabled, deleteExpired, markDueForHint } from './queries/deliveries.ts';
+import { deadLetterDueOfDisabled, deleteExpired, markDueForHint, type NewDelivery } from './queries/deliveries.ts';
 import { reconcileOutbox } from './queries/outbox.ts';
 
 const RETENTION_EVERY_MS = 3_600_000;
@@ -11,7 +11,8 @@ const RETENTION_EVERY_MS = 3_600_000;
  * Postgres is the source of truth, and this is what makes it so. Every interval, in every replica:
  * - due deliveries of disabled endpoints are dead-lettered;
  * - due, unleased deliveries without a recent hint are hinted (scheduled retries, hints lost or purged, deliveries
- *   whose replica died mid-attempt once the lease has run out);
+ *   whose replica died mid-attempt once the lease has run out); those whose hint cannot be published (the hint
+ *   stream is gone) are leased and attempted by this replica, as far as it has free slots;
  * - the outbox is reconciled (events lost by the domain-event stream);
  * - hourly, records past the retention are deleted.
  */
@@ -24,6 +25,8 @@ export function startSweeper(opts: {
   reconcileAfterMs: number;
   endpointConcurrency: number;
   retentionDays: number;
+  /** Leases and attempts due deliveries whose hint could not be published (no hint stream). */
+  attemptUnhinted: (deliveries: NewDelivery[]) => Promise<void>;
 }): Worker {
   const { sql, log, hints } = opts;
   let running: Promise<void> | null = null;
@@ -36,7 +39,8 @@ export function startSweeper(opts: {
     if (deadLettered > 0) log.info('deliveries of disabled endpoints dead-lettered', { count: deadLettered });
     for (;;) {
       const due = await markDueForHint(sql, { requeueAfterMs: opts.requeueAfterMs, endpointConcurrency: opts.endpointConcurrency, batch: 500 });
-      await hints.publish(due);
+      const unhinted = await hints.publish(due);
+      if (unhinted.length > 0) await opts.attemptUnhinted(unhinted);
       if (due.length > 0) log.debug('due deliveries hinted', { count: due.length });
       if (due.length < 500) break;
     }

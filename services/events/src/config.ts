@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadConfig, OutboxEnv } from '@platform/shared/config';
+import { CommonEnv, TopologyEnv, loadConfig, OutboxEnv } from '@platform/shared/config';
 
 export const EventsEnv = Type.Object({
   ...CommonEnv,
+  ...TopologyEnv,
   OPS_PORT: Type.Integer({ default: 9102, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
   OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process (publishes conversion.recorded)' }),
   ...OutboxEnv,

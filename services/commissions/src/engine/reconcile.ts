@@ -17,8 +17,9 @@ interface ReconcileOptions {
 
 /**
  * The safety net under the CONVERSIONS stream: JetStream with default fsync can lose a message it acknowledged to
- * the relay, and nothing would ever process that conversion. Walks the outbox past the watermark, oldest first, and
- * processes every `conversion.recorded` published more than `settleMs` ago that has no processed_conversions row,
+ * the relay, and nothing would ever process that conversion; a stream that is gone takes nothing. Walks the outbox
+ * past the watermark, oldest first, and processes every `conversion.recorded` published more than `settleMs` ago (or
+ * written that long ago and never published) that has no processed_conversions row,
  * with the consumer's own processing (idempotent: a message the consumer, or another replica's pass, takes at the
  * same moment counts once), batch after batch; answers how many it processed. Stops at the first row not yet
  * settled, so nothing is skipped. No connection is held while the conversions are processed (a pool of one must

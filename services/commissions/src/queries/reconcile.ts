@@ -5,7 +5,10 @@ export interface OutboxConversion {
   seq: string;
   /** The envelope as the relay published it. */
   envelope: string;
-  /** Published more than the reconciler's delay ago: the consumer has had its chance. */
+  /**
+   * Published more than the reconciler's delay ago (the consumer has had its chance), or written that long ago and
+   * never published (the stream was gone): processed from here either way.
+   */
   settled: boolean;
   /** A processed_conversions row exists: the consumer (or an earlier pass) processed it. */
   processed: boolean;
@@ -20,7 +23,7 @@ export async function readConversionWatermark(sql: Queryable): Promise<string> {
 export async function conversionsAfter(tx: Queryable, afterSeq: string, settleMs: number, limit: number): Promise<OutboxConversion[]> {
   return tx<OutboxConversion[]>`
     select o.seq, ${outboxEnvelope(tx)} as envelope,
-           (o.published_at is not null and o.published_at < now() - ${settleMs} * interval '1 millisecond') as settled,
+           coalesce(o.published_at, o.created_at) < now() - ${settleMs} * interval '1 millisecond' as settled,
            exists (select from processed_conversions p where p.merchant_id = o.merchant_id and p.event_id = o.data->>'event_id') as processed
     from outbox o
     where o.seq > ${afterSeq} and o.type = 'conversion.recorded'

@@ -14,8 +14,9 @@ interface OutboxRow {
 
 /**
  * The safety net under the domain-event stream: JetStream with default fsync can lose a message it acknowledged to
- * the relay. Walks the outbox past the watermark, oldest first, and fans out every domain event that was published
- * more than `afterMs` ago (by then the consumer has had its chance) — a no-op for those already recorded. Stops at
+ * the relay, or lose its streams altogether. Walks the outbox past the watermark, oldest first, and fans out every
+ * domain event that was published more than `afterMs` ago (by then the consumer has had its chance), or written that
+ * long ago and never published (no stream took it) — a no-op for those already recorded. Stops at
  * the first row not yet settled, so nothing is skipped. One replica at a time (the watermark row is locked). The
  * events of a batch are recorded with one statement for the messages and one for the deliveries (not one
  * statement per event: every event the stream did deliver passes through here too). The deliveries it creates are
@@ -27,7 +28,7 @@ export async function reconcileOutbox(sql: Sql, afterMs: number, batch = 500): P
     if (!mark) return { checked: 0, created: 0 };
     const rows = await tx<OutboxRow[]>`
       select seq, id, merchant_id, type, data, created_at,
-             (published_at is not null and published_at < now() - ${afterMs} * interval '1 millisecond') as settled
+             coalesce(published_at, created_at) < now() - ${afterMs} * interval '1 millisecond' as settled
       from outbox where seq > ${mark.seq} order by seq limit ${batch}`;
     const settled = rows.findIndex((r) => !r.settled);
     const checked = settled === -1 ? rows.length : settled;
