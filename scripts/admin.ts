@@ -6,6 +6,7 @@ import { migrate } from '@platform/shared/migrate';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
 import * as programme from './admin/programme.ts';
+import * as secrets from './admin/secrets.ts';
 import * as webhooks from './admin/webhooks.ts';
 
 const USAGE = `usage: npm run admin -- <command>
@@ -25,7 +26,8 @@ const USAGE = `usage: npm run admin -- <command>
   coupon create <merchant_id> --affiliate <affiliate_id> --code C   a coupon code (unique per merchant, any case)
   coupon list <merchant_id> [--affiliate <affiliate_id>]
   coupon delete <merchant_id> <coupon_id>
-${webhooks.WEBHOOK_USAGE}`;
+${webhooks.WEBHOOK_USAGE}
+${secrets.SECRETS_USAGE}`;
 
 async function main(argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
@@ -96,6 +98,8 @@ async function main(argv: string[]): Promise<unknown> {
         return await coupons.createCoupon(sql, need(rest[0], '<merchant_id>'), need(values.affiliate, '--affiliate'), need(values.code, '--code'));
       case 'coupon list':
         return await coupons.listAllCoupons(sql, need(rest[0], '<merchant_id>'), values.affiliate);
+      case 'secrets re-encrypt':
+        return await secrets.reEncryptSecrets(sql);
       case 'coupon delete':
         return await coupons.removeCoupon(sql, need(rest[0], '<merchant_id>'), need(rest[1], '<coupon_id>'));
       default:
