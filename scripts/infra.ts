@@ -102,6 +102,37 @@ export function tcpAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
+/** Whether something already listens on `port` (all interfaces, as the services bind). */
+export function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    server.listen(port, () => server.close(() => resolve(false)));
+  });
+}
+
+/**
+ * Why a Postgres URL cannot be used, in one line that says what to do; null when it can. A database that does not
+ * exist is named with the command that creates it.
+ */
+export async function databaseProblem(url: string): Promise<string | null> {
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return null;
+  } catch (err) {
+    const u = new URL(url);
+    const where = `${u.hostname}:${u.port || 5432}`;
+    const name = decodeURIComponent(u.pathname.slice(1));
+    if ((err as { code?: string }).code === '3D000') {
+      return `database "${name}" does not exist on ${where}: create it (createdb -h ${u.hostname} -p ${u.port || 5432}${u.username ? ` -U ${u.username}` : ''} ${name}), or unset DATABASE_URL to let npm start make its own`;
+    }
+    return `cannot use DATABASE_URL (${where}/${name}): ${(err as Error).message}`;
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
 /** Every port freePort has handed out in this process. */
 const handedOut = new Set<number>();
 

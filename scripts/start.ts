@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
-import { ensureDatabase, ensureInfra } from './infra.ts';
+import { databaseProblem, ensureDatabase, ensureInfra, portInUse } from './infra.ts';
 import { serviceNodeArgs } from './runtime.ts';
 
 /**
@@ -23,9 +23,31 @@ const SERVICES: { name: string; opsPort: number }[] = [
 ].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
 
 say(`node ${process.version}`);
+
+/** Stops with one line that says what to do, instead of a service's stack trace. */
+function refuse(line: string): never {
+  say(line);
+  process.exit(1);
+}
+const ports = [
+  { variable: 'PORT', port: Number(process.env['PORT'] ?? 8080) },
+  ...SERVICES.map((s) => {
+    const variable = `${s.name.toUpperCase()}_OPS_PORT`;
+    return { variable, port: Number(process.env[variable] ?? s.opsPort) };
+  }),
+];
+for (const { variable, port } of ports) {
+  if (await portInUse(port)) refuse(`port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>`);
+}
+
 const infra = await ensureInfra({ purpose: 'start', log: say });
 say(infra.describe.join('; '));
 const databaseUrl = process.env['DATABASE_URL'] ?? (await ensureDatabase(infra.adminUrl, 'affiliate'));
+const problem = await databaseProblem(databaseUrl);
+if (problem) {
+  await infra.stop();
+  refuse(problem);
+}
 {
   const sql = connectDatabase(databaseUrl, { max: 1, applicationName: 'start' });
   try {
