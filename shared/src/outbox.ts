@@ -371,3 +371,10 @@ export function startOutboxRelay(opts: {
     },
   };
 }
+
+/** Seconds since the oldest outbox row still unpublished was written (0 when none): the relay's, or JetStream's, stall. */
+export async function oldestUnpublishedAgeSeconds(sql: Sql): Promise<number> {
+  const [row] = await sql<{ age: number }[]>`
+    select coalesce(extract(epoch from now() - (select created_at from outbox where published_at is null order by seq limit 1)), 0)::float8 as age`;
+  return row!.age;
+}

@@ -7,7 +7,8 @@ import { migrate } from './migrate.ts';
 import { connectNats, ensureDurableConsumer, ensureStreams } from './nats.ts';
 import { serveOperations, type Operation } from './operation.ts';
 import { startOpsServer } from './ops-server.ts';
-import { startOutboxPurge, startOutboxRelay, type OutboxRelay } from './outbox.ts';
+import { databaseGauge } from './database-gauge.ts';
+import { oldestUnpublishedAgeSeconds, startOutboxPurge, startOutboxRelay, type OutboxRelay } from './outbox.ts';
 import { trackReadiness } from './readiness.ts';
 import { startTopology, type OwnedConsumer, type Topology } from './topology.ts';
 
@@ -73,6 +74,14 @@ export async function startService(opts: {
     ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS, onRefused: () => void topology.check() })
     : null;
   const outboxPurge = outbox ? startOutboxPurge(sql, log, outbox.OUTBOX_RETENTION_DAYS) : null;
+  if (outbox) {
+    databaseGauge({
+      registry,
+      name: 'outbox_oldest_unpublished_age_seconds',
+      help: 'Age of the oldest outbox row not yet published to JetStream (0 when none)',
+      read: () => oldestUnpublishedAgeSeconds(sql),
+    });
+  }
   const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, topology, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];

@@ -10,7 +10,8 @@ import type { DispatcherConfig } from './config.ts';
 import type { DispatcherDeps } from './deps.ts';
 import { startFanOut } from './fanout.ts';
 import { claimNamed, startHintConsumer } from './hint-consumer.ts';
-import type { ClaimedDelivery, NewDelivery } from './queries/deliveries.ts';
+import { dueUnattempted, type ClaimedDelivery, type NewDelivery } from './queries/deliveries.ts';
+import { databaseGauge } from '@platform/shared/database-gauge';
 import { HintPublisher } from './hints.ts';
 import { createEndpointOperation } from './operations/create-endpoint.ts';
 import { deleteEndpointOperation } from './operations/delete-endpoint.ts';
@@ -86,6 +87,18 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
       };
       const claim = { replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
       const engine = startAttemptEngine({ sql, log: serviceLog, registry, agent, settings });
+      databaseGauge({
+        registry,
+        name: 'webhook_deliveries_due_unattempted',
+        help: 'Webhook deliveries due now and not being attempted (no live lease), up to 100,000',
+        read: async () => (await dueUnattempted(sql)).count,
+      });
+      databaseGauge({
+        registry,
+        name: 'webhook_oldest_due_unattempted_age_seconds',
+        help: 'Seconds since the oldest due, unattempted webhook delivery fell due (0 when none)',
+        read: async () => (await dueUnattempted(sql)).oldestAgeSeconds,
+      });
       const fanout = startFanOut({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, claim });
       const hinted = startHintConsumer({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, concurrency: settings.concurrency, claim });
       const attemptUnhinted = async (deliveries: NewDelivery[]) => {

@@ -520,6 +520,19 @@ export async function markDueForHint(
   return rows.map((r) => ({ id: r.id, queuedAt: r.queued_at }));
 }
 
+/**
+ * Deliveries that are due and not being attempted (no live lease), and the seconds since the oldest of them fell due
+ * (0 when none): what an alert on a stalled dispatcher watches. Read through the due index, counted up to 100,000.
+ */
+export async function dueUnattempted(sql: Queryable): Promise<{ count: number; oldestAgeSeconds: number }> {
+  const [row] = await sql<{ count: number; age: number }[]>`
+    select count(*)::int as count, coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8 as age
+    from (select next_attempt_at from webhook_deliveries
+          where status in ${sql.unsafe(ACTIVE_SQL)} and next_attempt_at <= now() and (locked_until is null or locked_until < now())
+          limit 100000) due`;
+  return { count: row!.count, oldestAgeSeconds: row!.age };
+}
+
 /** Deletes messages (with their deliveries and attempts) older than the retention, unless still being delivered. */
 export async function deleteExpired(sql: Sql, retentionDays: number): Promise<number> {
   const rows = await sql`
