@@ -79,7 +79,7 @@ t.test('POST /events: hostile bodies are 400 INVALID_INPUT with details, and not
     ['empty cookie_id', { ...valid, cookie_id: '' }, [{ path: 'cookie_id', message: 'must NOT have fewer than 1 characters' }]],
     ['unknown field', { ...valid, amout: 3 }, [{ path: 'amout', message: 'is not a known field' }]],
     ['NUL in payload', { ...valid, payload: { note: 'a\u0000b' } }, [{ path: 'payload.note', message: 'must not contain NUL characters' }]],
-    ['a JSON array as body', [valid], [{ path: 'body', message: 'must be object' }]],
+    ['a JSON array as body', [valid], [{ path: 'body', message: 'must be a JSON object' }]],
     [
       'several problems at once',
       { event_type: 'purchase', external_id: 'order_1', amount: 1.5, currency: 'XYZ', payload: { blob: 'y'.repeat(20_000) } },

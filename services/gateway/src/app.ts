@@ -121,10 +121,14 @@ export function createApp(deps: GatewayDeps): express.Express {
     return key && !key.revoked ? key : null;
   }
 
-  const jsonParser = express.json({ limit: BODY_LIMIT, strict: true, type: JSON_TYPES, verify: verifyUtf8 });
+  // strict: false parses any JSON value, so that `null`, `42` or `"x"` are refused as what they are (not an object),
+  // not as invalid JSON.
+  const jsonParser = express.json({ limit: BODY_LIMIT, strict: false, type: JSON_TYPES, verify: verifyUtf8 });
   for (const op of operations) {
     app[op.method](toExpressPath(op.path), operationHandlers(op));
   }
+
+  const isJsonObject = (body: unknown) => typeof body === 'object' && body !== null && !Array.isArray(body);
 
   function operationHandlers(op: ApiOperation) {
     const checkScope = (_req: Request, res: Response, next: NextFunction) => {
@@ -148,7 +152,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       jsonParser(req, res, (err?: unknown) => {
         if (err) return next(err);
-        const problem = checkJsonBody(req.body);
+        const problem = isJsonObject(req.body) ? checkJsonBody(req.body) : { path: 'body', message: 'must be a JSON object' };
         if (problem) return sendError(res, 'INVALID_INPUT', 'The request is invalid', { details: [problem] });
         next();
       });
