@@ -22,7 +22,7 @@ export const SERVICE_ENV: Record<string, TObject> = {
   dispatcher: DispatcherEnv,
 };
 /** Variables the chart sets itself: from the Secret, from the NATS values, from the ports. */
-export const CHART_MANAGED_ENV = ['DATABASE_URL', 'ENCRYPTION_KEY', 'NATS_URL', 'OPS_PORT', 'PORT'];
+export const CHART_MANAGED_ENV = ['DATABASE_URL', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS_PREVIOUS', 'NATS_URL', 'OPS_PORT', 'PORT'];
 
 const without = (props: TProperties, names: string[]): TProperties =>
   Object.fromEntries(Object.entries(props).filter(([name]) => !names.includes(name)));
@@ -76,7 +76,9 @@ export function chartValuesSchema(): TObject {
       {
         existingSecret: Type.String(),
         databaseUrl: Type.String(),
-        encryptionKey: Type.String(),
+        // Empty, or what the services accept in ENCRYPTION_KEY and ENCRYPTION_KEYS_PREVIOUS.
+        encryptionKey: Type.Union([Type.Literal(''), CommonEnv.ENCRYPTION_KEY]),
+        encryptionKeysPrevious: Type.Union([Type.Literal(''), CommonEnv.ENCRYPTION_KEYS_PREVIOUS]),
       },
       {
         additionalProperties: false,

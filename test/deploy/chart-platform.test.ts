@@ -16,7 +16,7 @@ t.setTimeout(150_000);
 
 type Container = {
   command: string[];
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[];
+  env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } } }[];
   readinessProbe: { httpGet: { path: string; port: number } };
 };
 
@@ -37,7 +37,15 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
   const environment = (container: Container) => {
     const env: Record<string, string> = { PATH: process.env['PATH'] ?? '' };
     for (const e of container.env) {
-      env[e.name] = e.valueFrom ? Buffer.from(secret.data![e.valueFrom.secretKeyRef.key]!, 'base64').toString() : e.value!;
+      if (!e.valueFrom) {
+        env[e.name] = e.value!;
+        continue;
+      }
+      // As the kubelet does: an optional key the Secret lacks sets nothing; a required one must be there.
+      const { key, optional } = e.valueFrom.secretKeyRef;
+      const value = secret.data![key];
+      if (value === undefined && !optional) throw new Error(`the Secret has no ${key}`);
+      if (value !== undefined) env[e.name] = Buffer.from(value, 'base64').toString();
     }
     for (const [name, value] of Object.entries(local)) if (name in env) env[name] = value;
     return env;

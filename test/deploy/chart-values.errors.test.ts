@@ -35,6 +35,7 @@ t.test('an unknown top-level value, or a variable the service does not read, fai
 t.test('without an existing Secret, the database URL is required', async (t) => {
   await rejects(t, {}, "at '/secrets/databaseUrl'");
   await rejects(t, { 'secrets.databaseUrl': 'mysql://db/x' }, "at '/secrets/databaseUrl': 'mysql://db/x' does not match pattern");
+  await rejects(t, { ...DATABASE, 'secrets.encryptionKey': 'short' }, "at '/secrets/encryptionKey'");
   const withSecret = await templateChart(t, { set: { 'secrets.existingSecret': 'platform-secrets' } });
   t.equal(withSecret.code, 0, `an existing Secret is enough\n${withSecret.stderr}`);
 });

@@ -156,3 +156,15 @@ t.test('the NATS dependency is the official chart with JetStream on file storage
     config: { cluster: { enabled: true, replicas: 3 }, jetstream: { enabled: true, fileStore: { enabled: true }, merge: { sync_interval: 'always' } } },
   });
 });
+
+t.test('a key rotation: the previous keys reach every service from the Secret, and only while they are set', async (t) => {
+  const previous = Buffer.alloc(32, 7).toString('base64');
+  const rotating = await renderChart(t, { valuesFiles: [valuesFile('minimal')], set: { 'secrets.encryptionKeysPrevious': previous } });
+  const secret = rotating.find((o) => o.kind === 'Secret')!;
+  t.equal(Buffer.from(secret.data!['ENCRYPTION_KEYS_PREVIOUS']!, 'base64').toString(), previous);
+  for (const service of SERVICES) {
+    t.same(envOf(deploymentOf(rotating, service)!).get('ENCRYPTION_KEYS_PREVIOUS')?.valueFrom?.secretKeyRef, { name: secret.metadata.name, key: 'ENCRYPTION_KEYS_PREVIOUS', optional: true }, service);
+  }
+  const settled = await renderChart(t, { valuesFiles: [valuesFile('minimal')] });
+  t.equal(settled.find((o) => o.kind === 'Secret')!.data!['ENCRYPTION_KEYS_PREVIOUS'], undefined, 'no previous key once the rotation is over');
+});

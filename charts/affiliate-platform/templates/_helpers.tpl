@@ -94,6 +94,12 @@ seccompProfile:
     secretKeyRef:
       name: {{ include "ap.secretName" . }}
       key: ENCRYPTION_KEY
+- name: ENCRYPTION_KEYS_PREVIOUS
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ap.secretName" . }}
+      key: ENCRYPTION_KEYS_PREVIOUS
+      optional: true
 {{- end -}}
 
 {{- define "ap.scheduling" -}}
