@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { connectDatabase } from '@platform/shared/db';
@@ -7,9 +7,23 @@ import { connectNats } from '@platform/shared/nats';
 import { startOpsServer } from '@platform/shared/ops-server';
 import { trackReadiness } from '@platform/shared/readiness';
 import { createApp } from './app.ts';
+import { answerClientError } from './http-errors.ts';
 import type { GatewayConfig } from './config.ts';
 import { createRequester } from './requester.ts';
 import { createUsageRecorder } from './usage.ts';
+
+/**
+ * Slow clients cannot hold connections: the request line and headers must arrive within 10 s (the server checks every
+ * half second, so the cut comes 9.5 to 10 s after the connection's request began), the whole request within 30 s,
+ * and a keep-alive connection idle for 5 s is closed. Such a client gets 408 with the error envelope
+ * (answerClientError) when nothing has been written to it yet.
+ */
+const SLOW_CLIENT_LIMITS = {
+  headersTimeout: 9_500,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 500,
+};
 
 export interface RunningGateway {
   port: number;
@@ -33,10 +47,12 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const app = createApp({ config, sql, nc, log, registry, ready: readiness.ready, recordUsage: usage.record, requester });
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, (err?: Error) => (err ? reject(err) : resolve(s)));
+  const server: Server = createServer(SLOW_CLIENT_LIMITS, app);
+  server.on('clientError', answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
   });
-  server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
   // While draining, answers say Connection: close, so that keep-alive clients let go of their sockets: otherwise
   // server.close() would wait for them (up to keepAliveTimeout) after the last request in flight has finished.
   let draining = false;
