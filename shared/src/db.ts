@@ -40,3 +40,24 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string };
   return e?.code === PG_UNIQUE_VIOLATION && (constraint === undefined || e.constraint_name === constraint);
 }
+
+/**
+ * The database could not be reached or dropped the connection (the driver's connection errors, a terminated backend,
+ * a server starting up or shutting down): a transient outage, not a bug, which callers answer as UNAVAILABLE.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  if (!code) return false;
+  return (
+    code.startsWith('CONNECTION_') || // postgres.js: CONNECTION_CLOSED, CONNECTION_ENDED, CONNECTION_DESTROYED
+    code === 'CONNECT_TIMEOUT' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === 'EHOSTUNREACH' ||
+    code.startsWith('08') || // connection exception
+    code === '57P01' || // admin_shutdown (pg_terminate_backend)
+    code === '57P02' || // crash_shutdown
+    code === '57P03' // cannot_connect_now
+  );
+}

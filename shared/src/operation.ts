@@ -3,7 +3,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ApiOperation, OperationInput } from './api.ts';
 import { headers } from '@nats-io/nats-core';
 import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcOutcome, type RpcRequest } from './catalogue.ts';
-import type { Sql } from './db.ts';
+import { isDatabaseUnavailable, type Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { decodeJson, encodeJson } from './nats.ts';
@@ -114,6 +114,9 @@ export function serveOperations(opts: {
       let error: RpcError;
       if (e instanceof ApiError) {
         error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+      } else if (isDatabaseUnavailable(e)) {
+        reqLog.warn('operation failed: database unavailable', { err: (e as Error).message });
+        error = { code: 'UNAVAILABLE', message: 'The service is temporarily unavailable; try again' };
       } else {
         reqLog.error('operation failed', { err: e as Error });
         error = { code: 'INTERNAL', message: 'Something went wrong on our side' };
