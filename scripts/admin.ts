@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, CommonEnv } from '@platform/shared/config';
 import { Type } from '@sinclair/typebox';
-import { connectDatabase } from '@platform/shared/db';
+import { connectDatabase, type Sql } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
@@ -9,7 +9,7 @@ import * as programme from './admin/programme.ts';
 import * as secrets from './admin/secrets.ts';
 import * as webhooks from './admin/webhooks.ts';
 
-const USAGE = `usage: npm run admin -- <command>
+const USAGE = `usage: npm run -s admin -- <command>        (-s: npm prints no banner, so the JSON output parses)
   merchant create --name N --plan P          create a merchant (plans: ${commands.PLANS.join(', ')})
   merchant set-plan <merchant_id> <plan>     change a merchant's plan
   merchant show <merchant_id>
@@ -29,12 +29,43 @@ const USAGE = `usage: npm run admin -- <command>
 ${webhooks.WEBHOOK_USAGE}
 ${secrets.SECRETS_USAGE}`;
 
-async function main(argv: string[]): Promise<unknown> {
-  const { positionals, values } = parseArgs({
+type Values = ReturnType<typeof parse>['values'];
+type Handler = (sql: Sql, args: string[], values: Values) => Promise<unknown>;
+
+const need = (value: string | undefined, what: string): string => {
+  if (!value) throw new commands.UsageError(`missing ${what}\n${USAGE}`);
+  return value;
+};
+const rateLimitOf = (values: Values) => (values['rate-limit'] === undefined ? undefined : Number(values['rate-limit']));
+
+/** Every command but `webhook …` (webhooks.webhookCommand takes those), by its two words. */
+const COMMANDS: Record<string, Handler> = {
+  'merchant create': (sql, _, v) => commands.createMerchant(sql, need(v.name, '--name'), need(v.plan, '--plan')),
+  'merchant set-plan': (sql, [id, plan]) => commands.setPlan(sql, need(id, '<merchant_id>'), need(plan, '<plan>')),
+  'merchant show': (sql, [id]) => commands.showMerchant(sql, need(id, '<merchant_id>')),
+  'merchant settings': (sql, [id], v) => programme.setMerchantSettings(sql, need(id, '<merchant_id>'), v.set ?? []),
+  'key create': (sql, [id], v) => commands.createKey(sql, need(id, '<merchant_id>'), need(v.scopes, '--scopes'), rateLimitOf(v)),
+  'key update': (sql, [id], v) => commands.updateKey(sql, need(id, '<key_id>'), { scopes: v.scopes, rateLimit: rateLimitOf(v) }),
+  'key revoke': (sql, [id]) => commands.revokeKey(sql, need(id, '<key_id>')),
+  'key list': (sql, [id]) => commands.listKeys(sql, need(id, '<merchant_id>')),
+  'key audit': (sql, [id]) => commands.keyAudit(sql, need(id, '<key_id>')),
+  'user create': (sql, [id], v) => commands.createUser(sql, need(id, '<merchant_id>'), need(v.email, '--email'), need(v.password, '--password')),
+  'tier create': (sql, [id], v) =>
+    programme.createTier(sql, need(id, '<merchant_id>'), { name: need(v.name, '--name'), rate: need(v.rate, '--rate'), threshold: need(v.threshold, '--threshold') }),
+  'tier list': (sql, [id]) => programme.listTiers(sql, need(id, '<merchant_id>')),
+  'coupon create': (sql, [id], v) => coupons.createCoupon(sql, need(id, '<merchant_id>'), need(v.affiliate, '--affiliate'), need(v.code, '--code')),
+  'coupon list': (sql, [id], v) => coupons.listAllCoupons(sql, need(id, '<merchant_id>'), v.affiliate),
+  'coupon delete': (sql, [id, couponId]) => coupons.removeCoupon(sql, need(id, '<merchant_id>'), need(couponId, '<coupon_id>')),
+  'secrets re-encrypt': (sql) => secrets.reEncryptSecrets(sql),
+};
+
+function parse(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
     options: {
+      help: { type: 'boolean', short: 'h' },
       name: { type: 'string' },
       plan: { type: 'string' },
       scopes: { type: 'string' },
@@ -55,57 +86,23 @@ async function main(argv: string[]): Promise<unknown> {
       until: { type: 'string' },
     },
   });
+}
+
+/** Answers what to print: the command's result as JSON, or the usage text when help was asked for. */
+async function main(argv: string[]): Promise<{ json: unknown } | { help: string }> {
+  const { positionals, values } = parse(argv);
   const [group, action, ...rest] = positionals;
+  if (values.help || group === 'help') return { help: USAGE };
+  if (group === undefined) throw new commands.UsageError(USAGE);
+  const handler = COMMANDS[`${group} ${action}`];
+  if (!handler && group !== 'webhook') {
+    throw new commands.UsageError(`unknown command "${[group, action].filter(Boolean).join(' ')}": \`npm run -s admin -- --help\` lists the commands`);
+  }
   const config = loadConfig(Type.Object({ DATABASE_URL: CommonEnv.DATABASE_URL }));
   const sql = connectDatabase(config.DATABASE_URL, { max: 2, applicationName: 'admin' });
-  const need = (value: string | undefined, what: string): string => {
-    if (!value) throw new commands.UsageError(`missing ${what}\n${USAGE}`);
-    return value;
-  };
-  const rateLimit = values['rate-limit'] === undefined ? undefined : Number(values['rate-limit']);
   try {
     await migrate(sql);
-    switch (`${group} ${action}`) {
-      case 'merchant create':
-        return await commands.createMerchant(sql, need(values.name, '--name'), need(values.plan, '--plan'));
-      case 'merchant set-plan':
-        return await commands.setPlan(sql, need(rest[0], '<merchant_id>'), need(rest[1], '<plan>'));
-      case 'merchant show':
-        return await commands.showMerchant(sql, need(rest[0], '<merchant_id>'));
-      case 'key create':
-        return await commands.createKey(sql, need(rest[0], '<merchant_id>'), need(values.scopes, '--scopes'), rateLimit);
-      case 'key update':
-        return await commands.updateKey(sql, need(rest[0], '<key_id>'), { scopes: values.scopes, rateLimit });
-      case 'key revoke':
-        return await commands.revokeKey(sql, need(rest[0], '<key_id>'));
-      case 'key list':
-        return await commands.listKeys(sql, need(rest[0], '<merchant_id>'));
-      case 'key audit':
-        return await commands.keyAudit(sql, need(rest[0], '<key_id>'));
-      case 'user create':
-        return await commands.createUser(sql, need(rest[0], '<merchant_id>'), need(values.email, '--email'), need(values.password, '--password'));
-      case 'merchant settings':
-        return await programme.setMerchantSettings(sql, need(rest[0], '<merchant_id>'), values.set ?? []);
-      case 'tier create':
-        return await programme.createTier(sql, need(rest[0], '<merchant_id>'), {
-          name: need(values.name, '--name'),
-          rate: need(values.rate, '--rate'),
-          threshold: need(values.threshold, '--threshold'),
-        });
-      case 'tier list':
-        return await programme.listTiers(sql, need(rest[0], '<merchant_id>'));
-      case 'coupon create':
-        return await coupons.createCoupon(sql, need(rest[0], '<merchant_id>'), need(values.affiliate, '--affiliate'), need(values.code, '--code'));
-      case 'coupon list':
-        return await coupons.listAllCoupons(sql, need(rest[0], '<merchant_id>'), values.affiliate);
-      case 'secrets re-encrypt':
-        return await secrets.reEncryptSecrets(sql);
-      case 'coupon delete':
-        return await coupons.removeCoupon(sql, need(rest[0], '<merchant_id>'), need(rest[1], '<coupon_id>'));
-      default:
-        if (group === 'webhook') return await webhooks.webhookCommand(sql, action, rest, values);
-        throw new commands.UsageError(USAGE);
-    }
+    return { json: handler ? await handler(sql, rest, values) : await webhooks.webhookCommand(sql, action, rest, values) };
   } finally {
     await sql.end({ timeout: 5 });
   }
@@ -113,7 +110,7 @@ async function main(argv: string[]): Promise<unknown> {
 
 main(process.argv.slice(2)).then(
   (result) => {
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write('help' in result ? `${result.help}\n` : JSON.stringify(result.json, null, 2) + '\n');
   },
   (err: Error) => {
     // Any argument the parser refuses (unknown option, option without its value, …) is a usage error.

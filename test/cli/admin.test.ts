@@ -320,8 +320,6 @@ t.test('user create stores a scrypt hash, never the password', async (t) => {
 t.test('bad arguments: non-zero exit, usage on stderr', async (t) => {
   const cases: [string, string[]][] = [
     ['no command', []],
-    ['unknown command', ['frobnicate', 'now']],
-    ['group without action', ['merchant']],
     ['missing --name', ['merchant', 'create', '--plan', 'growth']],
     ['missing --scopes', ['key', 'create', 'mer_00000000000000000000000000']],
     ['unknown option', ['merchant', 'create', '--name', 'X', '--plan', 'growth', '--colour', 'blue']],
@@ -334,7 +332,26 @@ t.test('bad arguments: non-zero exit, usage on stderr', async (t) => {
     t.equal(run.code, 2, `${what}: exit 2`);
     t.equal(run.stdout, '', `${what}: nothing on stdout`);
     t.match(run.stderr, /^admin: /, `${what}: names the program`);
-    t.match(run.stderr, /usage: npm run admin -- <command>/, `${what}: shows the usage`);
+    t.match(run.stderr, /usage: npm run -s admin -- <command>/, `${what}: shows the usage`);
   }
   t.equal((await platform.sql`select count(*)::int as n from merchants`)[0]!['n'], before, 'nothing was created');
+});
+
+t.test('a typo in a command is named, with where to find the commands', async (t) => {
+  for (const [args, named] of [[['frobnicate', 'now'], 'frobnicate now'], [['merchant'], 'merchant'], [['merchnt', 'create', '--name', 'X'], 'merchnt create']] as const) {
+    const run = await admin(...args);
+    t.equal(run.code, 2, `${named}: exit 2`);
+    t.equal(run.stdout, '');
+    t.equal(run.stderr, `admin: unknown command "${named}": \`npm run -s admin -- --help\` lists the commands\n`);
+  }
+});
+
+t.test('--help, -h and help print the commands on stdout and exit 0', async (t) => {
+  for (const args of [['--help'], ['-h'], ['help'], ['key', 'create', '--help']]) {
+    const run = await admin(...args);
+    t.equal(run.code, 0, `${args.join(' ')}: exit 0`);
+    t.equal(run.stderr, '', `${args.join(' ')}: nothing on stderr`);
+    t.match(run.stdout, /^usage: npm run -s admin -- <command>/, `${args.join(' ')}: the usage on stdout`);
+    for (const command of ['merchant create', 'key revoke', 'webhook replay-range', 'secrets re-encrypt']) t.match(run.stdout, `  ${command} `);
+  }
 });
