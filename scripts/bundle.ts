@@ -1,6 +1,7 @@
 import { builtinModules } from 'node:module';
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { build, type Metafile } from 'esbuild';
+import { buildDashboard } from '../services/dashboard/build.ts';
 
 /**
  * The bundles a container runs: each service's main.ts with its workspace code in <out>/<service>/main.js, run with
@@ -8,7 +9,8 @@ import { build, type Metafile } from 'esbuild';
  * commands, <out>/migrate/main.js (`npm run migrate`) and <out>/admin/main.js (`npm run admin`). npm packages stay
  * external and come from node_modules; the ones the bundles import are listed in <out>/packages.json, which
  * scripts/image-layout.ts reads to copy exactly those into the image. Migrations are copied to <out>/migrations,
- * where the bundled migrator looks for them (`../migrations/` from <out>/<name>/).
+ * where the bundled migrator looks for them (`../migrations/` from <out>/<name>/). The merchant dashboard's static
+ * assets (services/dashboard, a Vite build) go to <out>/dashboard, where the gateway's bundle serves them from.
  */
 const ROOT = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { dependencies: Record<string, string> };
@@ -32,6 +34,7 @@ export async function buildBundles(out: string): Promise<{ entries: string[]; pa
   };
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
+  const dashboard = buildDashboard(`${out}/dashboard`);
   const metafiles = await Promise.all(
     Object.entries(entries).map(async ([name, entry]) => {
       const result = await build({
@@ -51,6 +54,7 @@ export async function buildBundles(out: string): Promise<{ entries: string[]; pa
       return result.metafile;
     }),
   );
+  await dashboard;
   cpSync(`${ROOT}shared/migrations`, `${out}/migrations`, { recursive: true });
   const packages = importedPackages(metafiles);
   writeFileSync(`${out}/packages.json`, JSON.stringify(packages, null, 2) + '\n');

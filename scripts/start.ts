@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
+import { ensureDashboardBuilt } from '../services/dashboard/build.ts';
 import { databaseProblem, ensureDatabase, ensureInfra, portInUse } from './infra.ts';
 import { serviceNodeArgs } from './runtime.ts';
 
@@ -23,6 +24,8 @@ const SERVICES: { name: string; opsPort: number }[] = [
 ].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
 
 say(`node ${process.version}`);
+// The gateway serves the dashboard's build; `npm ci` made it, this remakes it after a change to its sources.
+await ensureDashboardBuilt(say);
 
 /** Stops with one line that says what to do, instead of a service's stack trace. */
 function refuse(line: string): never {

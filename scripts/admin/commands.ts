@@ -1,16 +1,13 @@
-import { randomBytes, scrypt as scryptCb } from 'node:crypto';
-import { promisify } from 'node:util';
-import { hashApiKey } from '@platform/shared/crypto';
+import { createApiKey, KEY_SCOPES, PLANS, revokeApiKey, updateApiKey, type Plan } from '@platform/shared/api-keys';
 import type { Sql } from '@platform/shared/db';
+import { ApiError } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
+import { hashPassword } from '@platform/shared/passwords';
 
-const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
-
-export const PLANS = ['free', 'starter', 'growth', 'scale', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
-const API_PLANS: Plan[] = ['growth', 'scale', 'enterprise'];
-const CUSTOM_RATE_PLANS: Plan[] = ['scale', 'enterprise'];
-const SCOPES = ['read', 'write', '*'];
+export { PLANS, type Plan } from '@platform/shared/api-keys';
+const SCOPES: readonly string[] = KEY_SCOPES;
+/** The acting user of the operator's key changes in the audit log (the dashboard writes the user's e-mail). */
+const OPERATOR = 'operator';
 
 /** An operator mistake: printed on stderr, exit 2 (a failure of the command itself exits 1). */
 export class UsageError extends Error {}
@@ -39,61 +36,21 @@ export async function showMerchant(sql: Sql, merchantId: string) {
   return row;
 }
 
-/** Prints the key value once; only its hash and a display prefix are stored. */
+/** Prints the key value once; only its hash and a display prefix are stored (shared/src/api-keys.ts). */
 export async function createKey(sql: Sql, merchantId: string, scopesArg: string, rateLimit?: number) {
-  const scopes = parseScopes(scopesArg);
-  return sql.begin(async (tx) => {
-    const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for share`;
-    if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
-    if (!API_PLANS.includes(merchant.plan)) throw new UsageError(`API keys need the growth plan or higher; ${merchantId} is on ${merchant.plan}`);
-    const limit = checkRateLimit(merchant.plan, rateLimit);
-    const id = newId('key');
-    const value = `svc_${randomBytes(32).toString('base64url')}`;
-    const prefix = value.slice(0, 12);
-    await tx`
-      insert into api_keys (id, merchant_id, key_hash, prefix, scopes, rate_limit_per_min)
-      values (${id}, ${merchantId}, ${hashApiKey(value)}, ${prefix}, ${scopes}, ${limit})`;
-    await tx`insert into api_key_audit (key_id, merchant_id, action, detail)
-      values (${id}, ${merchantId}, 'created', ${tx.json({ scopes, rate_limit_per_min: limit })})`;
-    return { id, merchant_id: merchantId, key: value, prefix, scopes, rate_limit_per_min: limit };
-  });
+  return asUsage(createApiKey(sql, merchantId, parseScopes(scopesArg), rateLimit, OPERATOR));
 }
 
 export async function updateKey(sql: Sql, keyId: string, changes: { scopes?: string; rateLimit?: number }) {
   if (changes.scopes === undefined && changes.rateLimit === undefined) throw new UsageError('give --scopes and/or --rate-limit');
-  return sql.begin(async (tx) => {
-    const [key] = await tx<{ merchant_id: string; scopes: string[]; rate_limit_per_min: number; revoked_at: Date | null; plan: Plan }[]>`
-      select k.merchant_id, k.scopes, k.rate_limit_per_min, k.revoked_at, m.plan
-      from api_keys k join merchants m on m.id = k.merchant_id where k.id = ${keyId} for update of k`;
-    if (!key) throw new UsageError(`no key ${keyId}`);
-    if (key.revoked_at) throw new UsageError(`key ${keyId} is revoked`);
-    if (changes.scopes !== undefined) {
-      const scopes = parseScopes(changes.scopes);
-      await tx`update api_keys set scopes = ${scopes} where id = ${keyId}`;
-      await tx`insert into api_key_audit (key_id, merchant_id, action, detail)
-        values (${keyId}, ${key.merchant_id}, 'scopes_changed', ${tx.json({ from: key.scopes, to: scopes })})`;
-    }
-    if (changes.rateLimit !== undefined) {
-      const limit = checkRateLimit(key.plan, changes.rateLimit);
-      await tx`update api_keys set rate_limit_per_min = ${limit} where id = ${keyId}`;
-      await tx`insert into api_key_audit (key_id, merchant_id, action, detail)
-        values (${keyId}, ${key.merchant_id}, 'rate_limit_changed', ${tx.json({ from: key.rate_limit_per_min, to: limit })})`;
-    }
-    return describeKey(tx as unknown as Sql, keyId);
-  });
+  const scopes = changes.scopes === undefined ? undefined : parseScopes(changes.scopes);
+  await asUsage(updateApiKey(sql, keyId, null, { scopes, rateLimit: changes.rateLimit }, OPERATOR));
+  return describeKey(sql, keyId);
 }
 
 export async function revokeKey(sql: Sql, keyId: string) {
-  return sql.begin(async (tx) => {
-    const [key] = await tx<{ merchant_id: string; revoked_at: Date | null }[]>`
-      select merchant_id, revoked_at from api_keys where id = ${keyId} for update`;
-    if (!key) throw new UsageError(`no key ${keyId}`);
-    if (!key.revoked_at) {
-      await tx`update api_keys set revoked_at = now() where id = ${keyId}`;
-      await tx`insert into api_key_audit (key_id, merchant_id, action) values (${keyId}, ${key.merchant_id}, 'revoked')`;
-    }
-    return describeKey(tx as unknown as Sql, keyId);
-  });
+  await asUsage(revokeApiKey(sql, keyId, null, OPERATOR));
+  return describeKey(sql, keyId);
 }
 
 export async function listKeys(sql: Sql, merchantId: string) {
@@ -123,10 +80,7 @@ export async function createUser(sql: Sql, merchantId: string, email: string, pa
   if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
-  const salt = randomBytes(16);
-  const N = 16384, r = 8, p = 1;
-  const hash = await scrypt(password, salt, 32, { N, r, p });
-  const passwordHash = ['scrypt', N, r, p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const passwordHash = await hashPassword(password);
   try {
     const [row] = await sql`
       insert into dashboard_users (id, merchant_id, email, password_hash)
@@ -149,9 +103,15 @@ function parseScopes(arg: string): string[] {
   return scopes;
 }
 
-function checkRateLimit(plan: Plan, rateLimit: number | undefined): number {
-  if (rateLimit === undefined) return 600;
-  if (!CUSTOM_RATE_PLANS.includes(plan)) throw new UsageError(`--rate-limit needs the scale plan or higher; the merchant is on ${plan}`);
-  if (!Number.isInteger(rateLimit) || rateLimit < 60 || rateLimit > 60000) throw new UsageError('--rate-limit must be a whole number from 60 to 60000');
-  return rateLimit;
+/** The shared key rules answer in the API's terms; the operator reads them as usage errors naming the flags. */
+async function asUsage<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const detail = err.details?.[0];
+    if (detail?.path === 'rate_limit_per_min') throw new UsageError(`--rate-limit ${detail.message}`);
+    if (err.code === 'NOT_FOUND') throw new UsageError(err.message.replace(/^No such/, 'no'));
+    throw new UsageError(err.code === 'CONFLICT' ? err.message.replace(/^Key/, 'key') : err.message);
+  }
 }

@@ -42,6 +42,7 @@ t.test('the layout holds the bundles, the migrations and only the production pac
   t.teardown(() => rmSync(app, { recursive: true, force: true }));
   const { packages } = await layOutImage(app);
   for (const entry of [...SERVICES, 'migrate', 'admin']) t.ok(existsSync(join(app, `dist/${entry}/main.js`)), `dist/${entry}/main.js`);
+  t.ok(existsSync(join(app, 'dist/dashboard/index.html')), 'dist/dashboard/index.html');
   t.same(readdirSync(join(app, 'dist/migrations')).sort(), readdirSync(join(ROOT, 'shared/migrations')).sort(), 'every migration');
   const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { type: string; dependencies: Record<string, string> };
   t.equal(manifest.type, 'module', 'the bundles load as ES modules');

@@ -14,9 +14,13 @@ import { forward } from './forward.ts';
 import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
+import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createTrackingRoutes } from './tracking-routes.ts';
+import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
+import { buildDashboardOpenApi } from './dashboard/openapi.ts';
+import { createDashboardApi } from './dashboard/router.ts';
 
 const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
 const BODY_LIMIT = '1mb';
@@ -88,8 +92,27 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   app.use(createTrackingRoutes({ config, nc, consumeRate: rateLimiter.consume }));
 
+  // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
+  const dashboard = createDashboardApi({ sql, log, config });
+  const dashboardOpenapi = JSON.stringify(buildDashboardOpenApi(dashboard.routes));
+  app.get('/dashboard/api/openapi', (_req, res) => {
+    res.locals['route'] = 'dashboard.openapi';
+    res.type('application/json').send(dashboardOpenapi);
+  });
+  app.use(dashboard.router);
+  app.use(dashboardAssets(findDashboardDir()));
+
   app.use('/api/v1', async (req, res, next) => {
     try {
+      // The dashboard's calls carry its session cookie instead of a key: they act for the session's merchant, on
+      // every plan, with every scope, outside the per-key rate limit (decisions §14), and need the CSRF token.
+      if (!req.get('authorization') && sessionToken(req)) {
+        const auth = await dashboard.authenticate(req);
+        if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
+        res.locals['key'] = { keyId: auth.session.userId, merchantId: auth.session.merchantId, scopes: ['*'], rateLimitPerMin: 0, plan: auth.session.plan, revoked: false };
+        res.setHeader('Cache-Control', 'no-store');
+        return next();
+      }
       const key = await authenticate(req);
       if (!key) return sendError(res, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer svc_…');
       res.locals['key'] = key;

@@ -221,7 +221,7 @@ function refHeaders(): Json {
   return Object.fromEntries(Object.keys(RATE_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]));
 }
 
-function objectParameters(schema: TObject, where: 'path' | 'query', toJson: (s: TSchema) => Json): Json[] {
+export function objectParameters(schema: TObject, where: 'path' | 'query', toJson: (s: TSchema) => Json): Json[] {
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties).map(([name, prop]) => {
     const json = toJson(prop);
@@ -236,7 +236,7 @@ function objectParameters(schema: TObject, where: 'path' | 'query', toJson: (s: 
 }
 
 /** Moves every nested schema that has a $id into components and leaves a $ref in its place. */
-function lift(node: Json, components: Record<string, Json>, replaceRoot: boolean): Json {
+export function lift(node: Json, components: Record<string, Json>, replaceRoot: boolean): Json {
   const walk = (value: unknown, isRoot: boolean): unknown => {
     if (Array.isArray(value)) return value.map((v) => walk(v, false));
     if (!value || typeof value !== 'object') return value;

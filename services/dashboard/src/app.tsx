@@ -1,0 +1,77 @@
+import { useEffect, useState } from 'preact/hooks';
+import { dash, setSessionAuth, type Session } from './api.ts';
+import { navigate, usePath } from './router.ts';
+import { Link, Loading } from './ui.tsx';
+import { SignIn } from './pages/sign-in.tsx';
+import { pageFor } from './pages/index.tsx';
+
+const NAV = [
+  { to: '/', label: 'Overview' },
+  { to: '/affiliates', label: 'Affiliates' },
+  { to: '/commissions', label: 'Commissions' },
+  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/settings/keys', label: 'API keys' },
+  { to: '/settings', label: 'Settings' },
+];
+
+/** The shell: the session (or the sign-in page), one navigation landmark, the page of the current path. */
+export function App() {
+  const path = usePath();
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const signedOut = () => setSession(null);
+
+  useEffect(() => {
+    void dash.GET('/dashboard/api/session').then(({ data }) => setSession(data ?? null));
+  }, []);
+  useEffect(() => {
+    if (session) setSessionAuth(session.csrf_token, signedOut);
+  }, [session]);
+
+  if (session === undefined) return <Loading what="the dashboard" />;
+  if (session === null) {
+    return (
+      <SignIn
+        onSignedIn={(s) => {
+          setSessionAuth(s.csrf_token, signedOut);
+          setSession(s);
+          navigate('/');
+        }}
+      />
+    );
+  }
+  const signOut = async () => {
+    await dash.DELETE('/dashboard/api/session');
+    setSession(null);
+    navigate('/');
+  };
+  const active = (to: string) => (to === '/' ? path === '/' : path === to || (path.startsWith(`${to}/`) && !(to === '/settings' && path.startsWith('/settings/keys'))));
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">{session.merchant.name}</span>
+        <span class="muted plan">{session.merchant.plan} plan</span>
+        <span class="who">{session.user.email}</span>
+        <button type="button" class="link-button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <div class="layout">
+        <nav aria-label="Main" class="side">
+          <ul>
+            {NAV.map((n) => (
+              <li key={n.to}>
+                <Link to={n.to} current={active(n.to)}>
+                  {n.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main">{pageFor(path, session)}</main>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,16 @@
+import type { ComponentChildren } from 'preact';
+import type { Session } from '../api.ts';
+import { KeyPage } from './key.tsx';
+import { KeysPage } from './keys.tsx';
+import { NotFound } from './not-found.tsx';
+import { OverviewPage } from './overview.tsx';
+
+/** The page for a path inside /dashboard (ids in the path are checked by the API: another merchant's are not found). */
+export function pageFor(path: string, session: Session): ComponentChildren {
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const [section, id, more] = parts;
+  if (parts.length === 0) return <OverviewPage session={session} />;
+  if (section === 'settings' && id === 'keys' && parts.length === 2) return <KeysPage />;
+  if (section === 'settings' && id === 'keys' && more && parts.length === 3) return <KeyPage key={more} keyId={more} session={session} />;
+  return <NotFound />;
+}

@@ -1,0 +1,164 @@
+import { useState } from 'preact/hooks';
+import { dash, unwrap, type DashboardSchema } from '../api.ts';
+import { useAction, useLoad } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page } from '../ui.tsx';
+
+type Scope = 'read' | 'write' | '*';
+/** The presets of decisions §2, and write-only for server-side event ingestion. */
+const PRESETS: { id: string; label: string; scopes: Scope[] }[] = [
+  { id: 'read', label: 'Read-only', scopes: ['read'] },
+  { id: 'read-write', label: 'Read & write', scopes: ['read', 'write'] },
+  { id: 'full', label: 'Full access', scopes: ['*'] },
+  { id: 'write', label: 'Write-only (event ingestion)', scopes: ['write'] },
+];
+
+export function KeysPage() {
+  const keys = useLoad(async () => unwrap(await dash.GET('/dashboard/api/keys')), []);
+  return (
+    <Page title="API keys">
+      <Loaded state={keys} what="API keys">
+        {(list) => (
+          <>
+            {list.can_create ? (
+              <CreateKey canSetRateLimit={list.can_set_rate_limit} onCreated={keys.reload} />
+            ) : (
+              <p class="notice">API keys need the Growth plan or higher. Your dashboard, webhooks and everything else here work on every plan.</p>
+            )}
+            <KeyTable keys={list.data} onChanged={keys.reload} />
+          </>
+        )}
+      </Loaded>
+    </Page>
+  );
+}
+
+function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
+  const [preset, setPreset] = useState('read');
+  const [rateLimit, setRateLimit] = useState('');
+  const [created, setCreated] = useState<DashboardSchema['DashboardCreatedApiKey']>();
+  const [copied, setCopied] = useState(false);
+  const action = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const scopes = PRESETS.find((p) => p.id === preset)!.scopes;
+    const body = rateLimit ? { scopes, rate_limit_per_min: Number(rateLimit) } : { scopes };
+    const key = await action.run(async () => unwrap(await dash.POST('/dashboard/api/keys', { body })));
+    if (key) {
+      setCreated(key);
+      setCopied(false);
+      props.onCreated();
+    }
+  };
+  return (
+    <section aria-labelledby="create-key">
+      <h2 id="create-key">Create a key</h2>
+      <form class="inline-form" onSubmit={(e) => void submit(e)}>
+        <fieldset>
+          <legend>Access</legend>
+          {PRESETS.map((p) => (
+            <label key={p.id} class="choice">
+              <input type="radio" name="preset" value={p.id} checked={preset === p.id} onChange={() => setPreset(p.id)} />
+              {p.label}
+            </label>
+          ))}
+        </fieldset>
+        {props.canSetRateLimit ? (
+          <Field label="Requests per minute" hint="60 to 60,000; 600 when empty">
+            <input type="number" min={60} max={60000} value={rateLimit} onInput={(e) => setRateLimit(e.currentTarget.value)} />
+          </Field>
+        ) : null}
+        <button type="submit" class="primary" disabled={action.busy}>
+          Create key
+        </button>
+      </form>
+      <ErrorText error={action.error} />
+      {created ? (
+        <div class="once" role="status">
+          <p>
+            <strong>Copy this key now: it will not be shown again.</strong>
+          </p>
+          <code class="secret" data-testid="new-key">
+            {created.key}
+          </code>
+          <button
+            type="button"
+            onClick={() => void navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => setCopied(false))}
+          >
+            {copied ? 'Copied' : 'Copy key'}
+          </button>
+          <button type="button" class="link-button" onClick={() => setCreated(undefined)}>
+            Done
+          </button>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+const scopeLabel = (scopes: string[]) => PRESETS.find((p) => p.scopes.join() === scopes.join())?.label ?? scopes.join(', ');
+
+function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged: () => void }) {
+  const [confirming, setConfirming] = useState<string>();
+  const action = useAction();
+  const revoke = async (id: string) => {
+    const done = await action.run(async () => unwrap(await dash.POST('/dashboard/api/keys/{key_id}/revoke', { params: { path: { key_id: id } } })));
+    setConfirming(undefined);
+    if (done) props.onChanged();
+  };
+  if (props.keys.length === 0) return <Empty>No API keys yet.</Empty>;
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">Keys</h2>
+      <ErrorText error={action.error} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Prefix</th>
+              <th scope="col">Access</th>
+              <th scope="col">Rate limit</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.keys.map((k) => (
+              <tr key={k.id}>
+                <td>
+                  <Link to={`/settings/keys/${k.id}`}>
+                    <code>{k.prefix}…</code>
+                  </Link>
+                </td>
+                <td>{scopeLabel(k.scopes)}</td>
+                <td>{k.rate_limit_per_min}/min</td>
+                <td>{formatTime(k.created_at)}</td>
+                <td>{formatTime(k.last_used_at)}</td>
+                <td>{k.revoked_at ? 'Revoked' : 'Active'}</td>
+                <td>
+                  {k.revoked_at ? null : confirming === k.id ? (
+                    <span class="confirm" role="group" aria-label={`Revoke ${k.prefix}?`}>
+                      <button type="button" class="danger" disabled={action.busy} onClick={() => void revoke(k.id)}>
+                        Confirm revoke
+                      </button>
+                      <button type="button" onClick={() => setConfirming(undefined)}>
+                        Cancel
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" class="danger" onClick={() => setConfirming(k.id)} aria-label={`Revoke key ${k.prefix}`}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,31 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** Paths inside the app, without the /dashboard base. History API navigation: every page has its own URL. */
+export const BASE = '/dashboard';
+
+export function currentPath(): string {
+  const path = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
+  return path === '' ? '/' : path.replace(/\/+$/, '') || '/';
+}
+
+export function navigate(path: string): void {
+  history.pushState(null, '', BASE + path);
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function usePath(): string {
+  const [path, setPath] = useState(currentPath());
+  useEffect(() => {
+    const update = () => setPath(currentPath());
+    addEventListener('popstate', update);
+    return () => removeEventListener('popstate', update);
+  }, []);
+  return path;
+}
+
+/** A link within the app: a real href (open in new tab works) and client-side navigation on a plain click. */
+export function onLinkClick(e: MouseEvent, path: string): void {
+  if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  navigate(path);
+}

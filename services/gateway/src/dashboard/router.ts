@@ -1,0 +1,109 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { encryptionKey } from '@platform/shared/config';
+import type { Sql } from '@platform/shared/db';
+import { ApiError } from '@platform/shared/errors';
+import type { Logger } from '@platform/shared/log';
+import { compileValidator } from '@platform/shared/validation';
+import type { GatewayConfig } from '../config.ts';
+import { sendError } from '../http-errors.ts';
+import type { DashboardContext, DashboardRoute } from './define.ts';
+import { keyRoutes } from './routes-keys.ts';
+import { sessionRoutes } from './routes-session.ts';
+import { clearSessionCookie, createSessionStore, CSRF_HEADER, sessionToken, setSessionCookie, type Session, type SessionStore } from './sessions.ts';
+import { createSigninLimiter } from './signin-limit.ts';
+
+export interface DashboardApi {
+  router: express.Router;
+  routes: DashboardRoute[];
+  sessions: SessionStore;
+  /**
+   * The session of a request to /api/v1 made by the dashboard (a cookie, no bearer key), or the refusal to send:
+   * 401 without a live session, 403 when a request that changes something lacks the CSRF token.
+   */
+  authenticate(req: Request): Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
+}
+
+/** Every route of the dashboard's own API, in the order the router tries them. */
+export function dashboardRoutes(sql: Sql): DashboardRoute[] {
+  const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
+  return [...sessionRoutes(limiter), ...keyRoutes];
+}
+
+export function createDashboardApi(deps: { sql: Sql; log: Logger; config: GatewayConfig }): DashboardApi {
+  const { sql, log, config } = deps;
+  const sessions = createSessionStore(sql, encryptionKey(config), SESSION_MINUTES);
+  // Secure outside development: the cookie then travels over HTTPS only (browsers also accept it from loopback http).
+  const secure = config.APP_ENV !== 'development';
+  const routes = dashboardRoutes(sql);
+  const router = express.Router();
+  const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
+
+  const authenticate: DashboardApi['authenticate'] = async (req) => {
+    const token = sessionToken(req);
+    const session = token ? await sessions.resolve(token) : null;
+    if (!token || !session) return { refuse: 'UNAUTHORIZED', message: 'Sign in to the dashboard first' };
+    if (!SAFE_METHODS.has(req.method) && !sessions.checkCsrf(token, req.get(CSRF_HEADER))) {
+      return { refuse: 'FORBIDDEN', message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session' };
+    }
+    return { session };
+  };
+
+  for (const r of routes) {
+    const validateParams = compileValidator<Record<string, string>>(r.params, 'params');
+    const validateQuery = compileValidator<Record<string, unknown>>(r.query, 'query');
+    const validateBody = r.body ? compileValidator<unknown>(r.body, 'body') : null;
+    const handle = async (req: Request, res: Response) => {
+      res.locals['route'] = `dashboard.${r.operationId}`;
+      res.setHeader('Cache-Control', 'no-store');
+      try {
+        let session = null as unknown as Session;
+        const token = sessionToken(req) ?? '';
+        if (r.auth === 'session') {
+          const auth = await authenticate(req);
+          if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
+          session = auth.session;
+        }
+        const params = validateParams({ ...req.params });
+        const query = validateQuery({ ...(req.query as Record<string, unknown>) });
+        const body = validateBody ? validateBody(req.body ?? {}) : undefined;
+        const ctx: DashboardContext = {
+          sql,
+          log,
+          sessions,
+          session,
+          token,
+          ip: req.ip ?? 'unknown',
+          secureCookies: secure,
+          setCookie: (value, expiresAt) => setSessionCookie(res, value, expiresAt, secure),
+          clearCookie: () => clearSessionCookie(res, secure),
+          setHeader: (name, value) => res.setHeader(name, value),
+        };
+        const result = await r.handler(ctx, { params, query, body } as never);
+        if (r.success.status === 204) return void res.status(204).end();
+        res.status(r.success.status).json(result);
+      } catch (err) {
+        if (err instanceof ApiError) return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
+        log.error('dashboard route failed', { err: err as Error, route: r.operationId, request_id: res.locals['requestId'] });
+        sendError(res, 'INTERNAL', 'Something went wrong on our side');
+      }
+    };
+    const parse = (req: Request, res: Response, next: NextFunction) => {
+      if (!r.body) return next();
+      if (Number(req.headers['content-length'] ?? 0) > 0 && !req.is('application/json')) {
+        return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 });
+      }
+      jsonParser(req, res, next);
+    };
+    router[r.method](r.path.replace(/\{([a-z_]+)\}/g, ':$1'), parse, handle);
+  }
+  return { router, routes, sessions, authenticate };
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Fixed rather than configurable: a working day's session, and failed sign-ins per 15 minutes per account (enough
+ * for typos, too few for guessing) and per client IP (an office behind one address signs in many users).
+ */
+export const SESSION_MINUTES = 480;
+export const SIGNIN_LIMITS = { perAccount: 5, perIp: 50 };

@@ -1,0 +1,99 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { createHmacKey } from '@platform/shared/crypto';
+import type { Sql } from '@platform/shared/db';
+
+/**
+ * Dashboard sessions. The cookie holds 32 random bytes; Postgres holds only their hash, so every gateway replica
+ * knows every session and a sign-out anywhere ends it everywhere. The CSRF token is an HMAC of the cookie value,
+ * so it needs no storage, differs per session and cannot be made without the cookie and the server's key.
+ */
+export const SESSION_COOKIE = 'dash_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export interface Session {
+  userId: string;
+  email: string;
+  merchantId: string;
+  merchantName: string;
+  plan: string;
+  expiresAt: Date;
+  csrfToken: string;
+}
+
+export interface SessionStore {
+  create(userId: string, merchantId: string): Promise<{ token: string; expiresAt: Date }>;
+  resolve(token: string): Promise<Session | null>;
+  end(token: string): Promise<void>;
+  csrfFor(token: string): string;
+  checkCsrf(token: string, presented: string | undefined): boolean;
+}
+
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+const hashToken = (token: string) => createHash('sha256').update(token).digest();
+
+export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: number): SessionStore {
+  const csrfKey = createHmacKey(masterKey, 'dashboard-csrf');
+  const csrfFor = (token: string) => createHmac('sha256', csrfKey).update(token).digest('base64url');
+  return {
+    async create(userId, merchantId) {
+      const token = randomBytes(32).toString('base64url');
+      const [row] = await sql<{ expires_at: Date }[]>`
+        insert into dashboard_sessions (token_hash, user_id, merchant_id, expires_at)
+        values (${hashToken(token)}, ${userId}, ${merchantId}, now() + make_interval(mins => ${ttlMinutes}))
+        returning expires_at`;
+      // Expired sessions of anyone are removed as new ones are made: the table stays the size of the live ones.
+      await sql`delete from dashboard_sessions where expires_at < now() - interval '1 day'`;
+      return { token, expiresAt: row!.expires_at };
+    },
+    async resolve(token) {
+      if (!TOKEN_SHAPE.test(token)) return null;
+      const [row] = await sql<{ user_id: string; email: string; merchant_id: string; name: string; plan: string; expires_at: Date }[]>`
+        select s.user_id, u.email, s.merchant_id, m.name, m.plan, s.expires_at
+        from dashboard_sessions s
+        join dashboard_users u on u.id = s.user_id and u.merchant_id = s.merchant_id
+        join merchants m on m.id = s.merchant_id
+        where s.token_hash = ${hashToken(token)} and s.expires_at > now()`;
+      if (!row) return null;
+      return {
+        userId: row.user_id,
+        email: row.email,
+        merchantId: row.merchant_id,
+        merchantName: row.name,
+        plan: row.plan,
+        expiresAt: row.expires_at,
+        csrfToken: csrfFor(token),
+      };
+    },
+    async end(token) {
+      if (TOKEN_SHAPE.test(token)) await sql`delete from dashboard_sessions where token_hash = ${hashToken(token)}`;
+    },
+    csrfFor,
+    checkCsrf(token, presented) {
+      if (!presented) return false;
+      const expected = Buffer.from(csrfFor(token));
+      const given = Buffer.from(presented);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}
+
+/** The session cookie's value, if the request carries one. */
+export function sessionToken(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** HttpOnly (no script reads it), SameSite=Strict (no other site sends it), Secure unless in development. */
+export function setSessionCookie(res: Response, token: string, expiresAt: Date, secure: boolean): void {
+  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: expiresAt });
+}
+
+export function clearSessionCookie(res: Response, secure: boolean): void {
+  res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure, path: '/' });
+}
