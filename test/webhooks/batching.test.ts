@@ -7,7 +7,7 @@ import { enqueueEvent } from '@platform/shared/outbox';
 import { eventually, sleep } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { registerEndpoint, startWebhookPlatform } from '../helpers/webhooks.ts';
-import { settleEndpoints } from '@platform/dispatcher/queries/deliveries';
+import { settleEndpoints } from '@platform/dispatcher/queries/attempts';
 
 // Batched fan-out, leasing in the fan-out transaction, batched recording with refill (docs/WEBHOOKS.md, steps 1-2).
 const { platform } = await startWebhookPlatform(t);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Queryable } from '@platform/shared/db';
-import { claimDue, clearHints, lockEndpoints, markDueForHint } from '@platform/dispatcher/queries/deliveries';
+import { claimDue, clearHints, lockEndpoints } from '@platform/dispatcher/queries/claims';
+import { markDueForHint } from '@platform/dispatcher/queries/sweep';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { insertDeliveryRows, insertEndpointRow } from '../helpers/delivery-rows.ts';
 import { createTestDatabase } from '../helpers/platform.ts';

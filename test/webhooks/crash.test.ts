@@ -5,7 +5,7 @@ import { newId } from '@platform/shared/ids';
 import { createLogger } from '@platform/shared/log';
 import { enqueueEvent } from '@platform/shared/outbox';
 import { HintPublisher } from '@platform/dispatcher/hints';
-import { fanOut } from '@platform/dispatcher/queries/deliveries';
+import { fanOut } from '@platform/dispatcher/queries/fan-out';
 import { eventually, spawnService, startPlatform, type Platform } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { registerEndpoint, startDispatcher, TEST_DISPATCHER_ENV } from '../helpers/webhooks.ts';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { Webhook } from 'standardwebhooks';
 import { eventually, sleep } from '../helpers/platform.ts';
 import { startReceiver, type ReceivedWebhook } from '../helpers/receiver.ts';
-import { deleteExpired } from '@platform/dispatcher/queries/deliveries';
+import { deleteExpired } from '@platform/dispatcher/queries/sweep';
 import { registerEndpoint, startWebhookPlatform, type LoggedDelivery } from '../helpers/webhooks.ts';
 
 const { platform } = await startWebhookPlatform(t);

@@ -1,6 +1,8 @@
 import t, { type Test } from 'tap';
 import type { Queryable } from '@platform/shared/db';
-import { claimDue, deadLetterDueOfDisabled, lockEndpoints, recordAttempts, type AttemptRecord } from '@platform/dispatcher/queries/deliveries';
+import { recordAttempts, type AttemptRecord } from '@platform/dispatcher/queries/attempts';
+import { claimDue, lockEndpoints } from '@platform/dispatcher/queries/claims';
+import { deadLetterDueOfDisabled } from '@platform/dispatcher/queries/sweep';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { insertDeliveryRows, insertEndpointRow } from '../helpers/delivery-rows.ts';
 import { createTestDatabase } from '../helpers/platform.ts';

@@ -8,19 +8,9 @@ import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookHeaders } from '@platform/shared/webhooks';
 import type { Dispatcher } from 'undici';
-import {
-  claimDue,
-  deadLetterWaiting,
-  judgeAttempt,
-  lockEndpoints,
-  recordAttempts,
-  relaxCommit,
-  settleEndpoints,
-  type AttemptOutcome,
-  type AttemptRecord,
-  type ClaimedDelivery,
-  type EndpointTally,
-} from './queries/deliveries.ts';
+import { judgeAttempt, type AttemptOutcome } from './verdict.ts';
+import { deadLetterWaiting, recordAttempts, settleEndpoints, type AttemptRecord, type EndpointTally } from './queries/attempts.ts';
+import { claimDue, lockEndpoints, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
 import { signingSecrets } from './endpoints.ts';
 import { postWebhook } from './send.ts';
 

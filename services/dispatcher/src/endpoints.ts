@@ -17,7 +17,8 @@ import {
 } from '@platform/shared/webhooks';
 import type { DispatcherDeps } from './deps.ts';
 import { presentDelivery, presentEndpoint } from './present.ts';
-import { fanOut, findDelivery, replayDeliveries, type NewDelivery } from './queries/deliveries.ts';
+import { findDelivery, replayDeliveries } from './queries/delivery-log.ts';
+import { fanOut, type NewDelivery } from './queries/fan-out.ts';
 import {
   findEndpoint,
   insertEndpoint,

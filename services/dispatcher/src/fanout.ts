@@ -7,7 +7,8 @@ import { decodeJson } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { inTwoTrips } from '@platform/shared/transactions';
 import type { AttemptEngine, ConsumerWorkerOptions } from './attempts.ts';
-import { claimDue, insertDeliveries, insertMessages, lockEndpoints, type ClaimedDelivery, type FannedOut } from './queries/deliveries.ts';
+import { claimDue, lockEndpoints, type ClaimedDelivery } from './queries/claims.ts';
+import { insertDeliveries, insertMessages, type FannedOut } from './queries/fan-out.ts';
 
 /** Events fanned out per transaction at most. */
 const FANOUT_BATCH = 500;
@@ -64,7 +65,7 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
       (tx, rows) => {
         endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
         return [
-          insertDeliveries(tx, rows),
+          insertDeliveries(tx, rows, { hinted: false }),
           slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
           slots > 0 ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots }) : Promise.resolve([]),
         ];

@@ -8,7 +8,7 @@ import { decodeJson } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
 import type { AttemptEngine, ClaimSettings, ConsumerWorkerOptions } from './attempts.ts';
-import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDelivery } from './queries/deliveries.ts';
+import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
 
 /**
  * Leases the named deliveries that are due and have endpoint room (at most `limit`), in one round trip. The claim

@@ -5,7 +5,8 @@ import type { Logger } from '@platform/shared/log';
 import { encodeJson } from '@platform/shared/nats';
 import type { Sql } from '@platform/shared/db';
 import type { Topology } from '@platform/shared/topology';
-import { forgetHints, type NewDelivery } from './queries/deliveries.ts';
+import type { NewDelivery } from './queries/fan-out.ts';
+import { forgetHints } from './queries/sweep.ts';
 
 /**
  * Publishes wake-up hints for deliveries that are due. A hint that fails to publish is not an error to surface:

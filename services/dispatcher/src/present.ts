@@ -1,7 +1,7 @@
 import type { WebhookDelivery, WebhookEndpoint } from '@platform/shared/schemas/webhooks';
 import type { DomainEventType } from '@platform/shared/catalogue';
 import type { EndpointRow } from './queries/endpoints.ts';
-import type { AttemptRow, DeliveryRow } from './queries/deliveries.ts';
+import type { AttemptRow, DeliveryRow } from './queries/delivery-log.ts';
 
 /** Field by field: the secret columns can never reach a response. */
 export function presentEndpoint(row: EndpointRow): WebhookEndpoint {

@@ -1,6 +1,6 @@
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseRetryAfter, WEBHOOK_RESPONSE_BODY_BYTES } from '@platform/shared/webhooks';
-import type { AttemptOutcome } from './queries/deliveries.ts';
+import type { AttemptOutcome } from './verdict.ts';
 import { RefusedAddressError } from './ssrf.ts';
 
 const USER_AGENT = 'AffiliatePlatform-Webhooks/1.0';

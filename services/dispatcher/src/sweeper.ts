@@ -2,7 +2,8 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import type { HintPublisher } from './hints.ts';
-import { deadLetterDueOfDisabled, deleteExpired, markDueForHint, type NewDelivery } from './queries/deliveries.ts';
+import type { NewDelivery } from './queries/fan-out.ts';
+import { deadLetterDueOfDisabled, deleteExpired, markDueForHint } from './queries/sweep.ts';
 import { reconcileOutbox } from './queries/outbox.ts';
 
 const RETENTION_EVERY_MS = 3_600_000;

@@ -3,7 +3,7 @@ import { defineOperation } from '@platform/shared/operation';
 import { WEBHOOK_LOG_SIZE } from '@platform/shared/webhooks';
 import { loadEndpoint } from '../endpoints.ts';
 import { presentDelivery } from '../present.ts';
-import { listDeliveries } from '../queries/deliveries.ts';
+import { listDeliveries } from '../queries/delivery-log.ts';
 
 export const listDeliveriesOperation = () =>
   defineOperation(api.listWebhookDeliveries, async (ctx, { params, query }) => {

@@ -1,6 +1,6 @@
 import { DOMAIN_EVENT_TYPES, type DomainEvent, type DomainEventType } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
-import { insertDeliveries, insertMessages } from './deliveries.ts';
+import { insertDeliveries, insertMessages } from './fan-out.ts';
 
 interface OutboxRow {
   seq: string;
@@ -44,7 +44,7 @@ export async function reconcileOutbox(sql: Sql, afterMs: number, batch = 500): P
         merchant_id: row.merchant_id,
         data: row.data,
       }));
-    const created = events.length > 0 ? await insertDeliveries(tx, await insertMessages(tx, events)) : [];
+    const created = events.length > 0 ? await insertDeliveries(tx, await insertMessages(tx, events), { hinted: false }) : [];
     await tx`update webhook_fanout_watermark set seq = ${rows[checked - 1]!.seq}`;
     return { checked, created: created.length };
   });
