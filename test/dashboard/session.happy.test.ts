@@ -5,15 +5,15 @@ import { dashboardMerchant, sessionRequest, signInHttp, startDashboardPlatform }
 const { platform } = await startDashboardPlatform(t);
 const base = platform.baseUrl;
 
-t.test('signing in sets an HttpOnly, SameSite=Strict session cookie and answers the session', async (t) => {
+t.test('signing in sets an HttpOnly, Secure (outside development), SameSite=Strict session cookie and answers the session', async (t) => {
   const m = await dashboardMerchant(platform, 'starter');
   const signed = await signInHttp(base, m.email.toUpperCase());
   t.equal(signed.status, 201);
-  t.match(signed.setCookie, /^dash_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
+  t.match(signed.setCookie, /^dash_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Strict$/);
   t.match(signed.body, { user: { email: m.email }, merchant: { id: m.id, plan: 'starter' }, csrf_token: /^[A-Za-z0-9_-]{43}$/ });
   const session = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
   t.equal(session.status, 200);
-  t.same(session.body, signed.body, 'the same session, csrf token included');
+  t.same(session.body, { session: signed.body }, 'the same session, csrf token included');
   t.equal(session.headers.get('cache-control'), 'no-store');
 });
 
@@ -35,12 +35,14 @@ t.test('signing out ends the session: the old cookie gets 401 everywhere', async
   const signed = await signInHttp(base, m.email);
   const out = await sessionRequest(base, signed, 'DELETE', '/dashboard/api/session');
   t.equal(out.status, 204);
-  t.match(out.headers.get('set-cookie'), /^dash_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Strict$/);
-  for (const path of ['/dashboard/api/session', '/api/v1/affiliates', '/dashboard/api/keys']) {
+  t.match(out.headers.get('set-cookie'), /^dash_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict$/);
+  for (const path of ['/api/v1/affiliates', '/dashboard/api/keys']) {
     const again = await sessionRequest(base, signed, 'GET', path);
     t.equal(again.status, 401, path);
     t.equal(again.body.error.code, 'UNAUTHORIZED');
   }
+  const current = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
+  t.same(current.body, { session: null }, 'the app’s first look finds no session');
   t.same(await platform.sql`select 1 from dashboard_sessions where user_id in (select id from dashboard_users where email = ${m.email})`, []);
 });
 

@@ -25,7 +25,7 @@ t.test('a state-changing call without the CSRF token is refused with 403, and ch
   t.same(await platform.sql`select 1 from affiliates where merchant_id = ${m.id}`, [], 'no affiliate was made');
   t.same(await platform.sql`select 1 from api_keys where merchant_id = ${m.id} and id not in (select key_id from api_key_audit where actor = 'operator')`, []);
   const still = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
-  t.equal(still.status, 200, 'the session was not ended');
+  t.equal(still.body.session.user.email, m.email, 'the session was not ended');
   const other = await dashboardMerchant(platform);
   const otherSession = await signInHttp(base, other.email);
   const crossed = await sessionRequest(base, { cookie: signed.cookie, csrf: otherSession.csrf }, 'POST', '/api/v1/affiliates', { email: 'x@example.com' });
@@ -109,8 +109,10 @@ t.test('a session sees its own merchant only: another merchant’s ids are not f
 
 t.test('a forged or malformed cookie is 401, and the cookie value is never stored', async (t) => {
   for (const cookie of ['x', 'A'.repeat(43), '../../etc']) {
-    const res = await sessionRequest(base, { cookie, csrf: 'x' }, 'GET', '/dashboard/api/session');
+    const res = await sessionRequest(base, { cookie, csrf: 'x' }, 'GET', '/dashboard/api/keys');
     t.equal(res.status, 401, cookie);
+    const current = await sessionRequest(base, { cookie }, 'GET', '/dashboard/api/session');
+    t.same(current.body, { session: null }, `${cookie}: no session`);
   }
   const m = await dashboardMerchant(platform);
   const signed = await signInHttp(base, m.email);

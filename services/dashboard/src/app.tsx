@@ -21,7 +21,7 @@ export function App() {
   const signedOut = () => setSession(null);
 
   useEffect(() => {
-    void dash.GET('/dashboard/api/session').then(({ data }) => setSession(data ?? null));
+    void dash.GET('/dashboard/api/session').then(({ data }) => setSession(data?.session ?? null));
   }, []);
   useEffect(() => {
     if (session) setSessionAuth(session.csrf_token, signedOut);

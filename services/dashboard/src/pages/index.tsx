@@ -4,6 +4,8 @@ import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
 import { NotFound } from './not-found.tsx';
 import { OverviewPage } from './overview.tsx';
+import { WebhookPage } from './webhook.tsx';
+import { WebhooksPage } from './webhooks.tsx';
 
 /** The page for a path inside /dashboard (ids in the path are checked by the API: another merchant's are not found). */
 export function pageFor(path: string, session: Session): ComponentChildren {
@@ -12,5 +14,7 @@ export function pageFor(path: string, session: Session): ComponentChildren {
   if (parts.length === 0) return <OverviewPage session={session} />;
   if (section === 'settings' && id === 'keys' && parts.length === 2) return <KeysPage />;
   if (section === 'settings' && id === 'keys' && more && parts.length === 3) return <KeyPage key={more} keyId={more} session={session} />;
+  if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
+  if (section === 'webhooks' && id && parts.length === 2) return <WebhookPage key={id} endpointId={id} />;
   return <NotFound />;
 }

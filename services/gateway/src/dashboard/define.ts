@@ -14,7 +14,7 @@ export interface DashboardContext {
   sql: Sql;
   log: Logger;
   sessions: SessionStore;
-  /** The caller's session; null only on routes with `auth: 'none'`. */
+  /** The caller's session; on routes with `auth: 'none'` or `'optional'` it may be null (typed as present for the rest). */
   session: Session;
   /** The session cookie's value (a route that signs out ends it). */
   token: string;
@@ -31,8 +31,11 @@ export interface DashboardRoute<P extends TObject = TObject, Q extends TObject =
   /** OpenAPI path template, under /dashboard/api. */
   path: string;
   summary: string;
-  /** 'session': a signed-in user (and, unless GET, the CSRF header); 'none': sign-in itself. */
-  auth: 'session' | 'none';
+  /**
+   * 'session': a signed-in user (and, unless GET, the CSRF header); 'optional': the session if there is one (the
+   * app's first look, which must not fail before sign-in); 'none': sign-in itself.
+   */
+  auth: 'session' | 'optional' | 'none';
   params: P;
   query: Q;
   body: B;
@@ -44,7 +47,7 @@ export interface DashboardRoute<P extends TObject = TObject, Q extends TObject =
 }
 
 export const route = <P extends TObject = typeof NoInput, Q extends TObject = typeof NoInput, B extends TSchema | null = null>(
-  r: Omit<DashboardRoute<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & { params?: P; query?: Q; body?: B; auth?: 'session' | 'none' },
+  r: Omit<DashboardRoute<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & { params?: P; query?: Q; body?: B; auth?: 'session' | 'optional' | 'none' },
 ): DashboardRoute =>
   ({
     ...r,

@@ -9,6 +9,7 @@ import { sendError } from '../http-errors.ts';
 import type { DashboardContext, DashboardRoute } from './define.ts';
 import { keyRoutes } from './routes-keys.ts';
 import { sessionRoutes } from './routes-session.ts';
+import { webhookRoutes } from './routes-webhooks.ts';
 import { clearSessionCookie, createSessionStore, CSRF_HEADER, sessionToken, setSessionCookie, type Session, type SessionStore } from './sessions.ts';
 import { createSigninLimiter } from './signin-limit.ts';
 
@@ -24,9 +25,9 @@ export interface DashboardApi {
 }
 
 /** Every route of the dashboard's own API, in the order the router tries them. */
-export function dashboardRoutes(sql: Sql): DashboardRoute[] {
+export function dashboardRoutes(sql: Sql, config: GatewayConfig | null): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
-  return [...sessionRoutes(limiter), ...keyRoutes];
+  return [...sessionRoutes(limiter), ...keyRoutes, ...webhookRoutes(limiter, config)];
 }
 
 export function createDashboardApi(deps: { sql: Sql; log: Logger; config: GatewayConfig }): DashboardApi {
@@ -34,7 +35,7 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
   const sessions = createSessionStore(sql, encryptionKey(config), SESSION_MINUTES);
   // Secure outside development: the cookie then travels over HTTPS only (browsers also accept it from loopback http).
   const secure = config.APP_ENV !== 'development';
-  const routes = dashboardRoutes(sql);
+  const routes = dashboardRoutes(sql, config);
   const router = express.Router();
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
 
@@ -62,6 +63,8 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
           const auth = await authenticate(req);
           if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
           session = auth.session;
+        } else if (r.auth === 'optional' && token) {
+          session = (await sessions.resolve(token)) as Session;
         }
         const params = validateParams({ ...req.params });
         const query = validateQuery({ ...(req.query as Record<string, unknown>) });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '@platform/shared/errors';
 import { verifyNothing, verifyPassword } from '@platform/shared/passwords';
 import { route, type DashboardContext } from './define.ts';
-import { SessionView, SignInBody } from './schemas.ts';
+import { CurrentSession, SessionView, SignInBody } from './schemas.ts';
 import type { Session } from './sessions.ts';
 import type { createSigninLimiter } from './signin-limit.ts';
 
@@ -52,9 +52,10 @@ export function sessionRoutes(limiter: Limiter) {
       operationId: 'getSession',
       method: 'get',
       path: '/dashboard/api/session',
-      summary: 'The signed-in user, the merchant and the CSRF token',
-      success: { status: 200, schema: SessionView, description: 'the session' },
-      handler: async (ctx: DashboardContext) => presentSession(ctx.session),
+      summary: 'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
+      auth: 'optional',
+      success: { status: 200, schema: CurrentSession, description: 'the session, or null' },
+      handler: async (ctx: DashboardContext) => ({ session: ctx.session ? presentSession(ctx.session) : null }),
     }),
     route({
       operationId: 'signOut',

@@ -27,6 +27,11 @@ export const SessionView = Type.Object(
   { additionalProperties: false, $id: 'DashboardSession' },
 );
 
+export const CurrentSession = Type.Object(
+  { session: Type.Union([SessionView, Type.Null()], { description: 'null when the request carries no live session' }) },
+  { additionalProperties: false, $id: 'DashboardCurrentSession' },
+);
+
 const Scopes = Type.Array(Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('*')]), {
   minItems: 1,
   maxItems: 3,
