@@ -1,6 +1,5 @@
 import { findAffiliateView, presentAffiliate } from '@platform/shared/affiliate-view';
 import type { Queryable, Sql } from '@platform/shared/db';
-import { newId } from '@platform/shared/ids';
 import type { OutboxEventType } from '@platform/shared/catalogue';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
@@ -8,13 +7,7 @@ import { inTransaction } from '@platform/shared/transactions';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
-import {
-  insertCommissionsOfEvents,
-  voidCommissions,
-  voidOrderCommissions,
-  type CommissionLine,
-  type CommissionRow,
-} from '../queries/commissions.ts';
+import { insertCommissionsOfEvents, voidCommissions, voidOrderCommissions, type CommissionLine, type CommissionRow } from '../queries/commissions.ts';
 import {
   claimConversionsAndCountRevenue,
   lockKeysAndReadSettings,
@@ -22,56 +15,56 @@ import {
   reverseOrderRevenue,
   type ContextLookup,
   type ConversionClaim,
-  type ConversionContext,
   type CountedClaim,
+  type CountedResult,
 } from '../queries/conversions.ts';
-import { insertFraudFlag, type FraudRule } from '../queries/fraud-flags.ts';
+import { insertFraudFlag } from '../queries/fraud-flags.ts';
 import { addAttributedRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
-import { formatAmount, toDecimal } from './money.ts';
-import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
+import { toDecimal } from './money.ts';
+import {
+  claimOf,
+  contextLookupOf,
+  isPlan,
+  lockKeysOf,
+  NOTHING,
+  planConversion,
+  tierPromotion,
+  type PlannedAffiliate,
+  type Plan,
+  type ProcessOutcome,
+} from './plan.ts';
 
-export type ProcessOutcome =
-  | { kind: 'processed'; created: number; voided: number; flags: number; promoted: boolean }
-  /** Processed before: a JetStream redelivery, or the same event published twice. Nothing was changed. */
-  | { kind: 'duplicate' }
-  | { kind: 'unknown_merchant' };
+export type { ProcessOutcome } from './plan.ts';
 
-interface FraudHit {
-  rule: FraudRule;
-  details: Record<string, unknown>;
-}
+/**
+ * The commission engine's batches: reads what engine/plan.ts decides from, in as few statements as a batch allows,
+ * and writes what it decided. Everything one `conversion.recorded` causes: commissions (direct and up to five
+ * ancestors), their outbox events, fraud flags, attributed revenue and tier promotion; or, for a refund, the voiding
+ * of the order's commissions.
+ */
 
 /** The outbox events of a transaction, written with one statement before it commits, in the order they happened. */
 type Outbox = { merchantId: string; type: OutboxEventType; data: Record<string, unknown> }[];
 
-const nothing = { kind: 'processed', created: 0, voided: 0, flags: 0, promoted: false } as const;
-
-/** The advisory-lock keys of a conversion (see lockKeysAndReadSettings), qualified by its merchant. */
-function lockKeysOf(envelope: ConversionEnvelope): string[] {
-  const d = envelope.data;
-  const keys = [`order:${d.external_id}`];
-  if (d.visit?.id) keys.push(`visit:${d.visit.id}`);
-  if (d.visit?.ip_hash) keys.push(`ip:${d.visit.ip_hash}`);
-  // Conversions of one affiliate touch the same rows (the affiliate, its stats): locking it up front, with the rest
-  // in sorted order, keeps transactions that process several conversions from deadlocking on those rows.
-  if (d.affiliate_id) keys.push(`aff:${d.affiliate_id}`);
-  for (let i = 0; i < keys.length; i++) keys[i] = `${envelope.merchant_id}:${keys[i]}`;
-  return keys;
+/** One conversion of a batch, from its lock keys to its outcome. */
+interface Conversion {
+  envelope: ConversionEnvelope;
+  lockKeys: string[];
+  /** Undefined: the merchant does not exist. */
+  settings: MerchantSettings | undefined;
+  outcome: ProcessOutcome | undefined;
 }
 
-/**
- * Everything one `conversion.recorded` causes: commissions (direct and up to five ancestors), their outbox events,
- * fraud flags, attributed revenue and tier promotion; or, for a refund, the voiding of the order's commissions.
- * See processConversions.
- */
-export async function processConversion(
-  sql: Sql,
-  envelope: ConversionEnvelope,
-  ctx: { now: Clock; publicBaseUrl: string },
-): Promise<ProcessOutcome> {
-  const [outcome] = await processConversions(sql, [envelope], ctx);
-  return outcome!;
+/** A conversion processed with others (processTogether): its claim, what was read, what was decided and counted. */
+interface Claimed {
+  envelope: ConversionEnvelope;
+  settings: MerchantSettings;
+  claim: ConversionClaim;
+  plan: Plan | ProcessOutcome;
+  /** The claim as written, with the revenue it counts; null when the conversion was processed before. */
+  counted: CountedClaim | null;
+  result: CountedResult | undefined;
 }
 
 /**
@@ -112,201 +105,93 @@ async function processInTransaction(
 ): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> {
   outbox.length = 0;
   const at = ctx.now();
+  const conversions: Conversion[] = new Array(envelopes.length);
   const merchantIds = new Set<string>();
-  const lockKeys: string[][] = new Array(envelopes.length);
+  const allKeys: string[] = [];
   for (let i = 0; i < envelopes.length; i++) {
-    merchantIds.add(envelopes[i]!.merchant_id);
-    lockKeys[i] = lockKeysOf(envelopes[i]!);
+    const envelope = envelopes[i]!;
+    const lockKeys = lockKeysOf(envelope);
+    conversions[i] = { envelope, lockKeys, settings: undefined, outcome: undefined };
+    merchantIds.add(envelope.merchant_id);
+    for (const key of lockKeys) allKeys.push(key);
   }
-  const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, lockKeys.flat(), [...merchantIds])]);
-  const settings = new Array<MerchantSettings | undefined>(envelopes.length);
-  for (let i = 0; i < envelopes.length; i++) {
-    const text = settingsText.get(envelopes[i]!.merchant_id);
-    settings[i] = text === undefined ? undefined : settingsFromText(envelopes[i]!.merchant_id, text);
-  }
+  const [, settingsText] = await Promise.all([begun, lockKeysAndReadSettings(tx, allKeys, [...merchantIds])]);
 
-  const results: ProcessOutcome[] = new Array(envelopes.length);
-  const together: { index: number; envelope: ConversionEnvelope; settings: MerchantSettings }[] = [];
+  const together: Conversion[] = [];
   const seen = new Set<string>();
-  for (let index = 0; index < envelopes.length; index++) {
-    const envelope = envelopes[index]!;
-    const merchantSettings = settings[index];
-    let independent = merchantSettings !== undefined && envelope.data.event_type !== 'refund';
-    for (const k of lockKeys[index]!) {
-      if (seen.has(k)) independent = false;
-      seen.add(k);
+  for (const conversion of conversions) {
+    const merchantId = conversion.envelope.merchant_id;
+    const text = settingsText.get(merchantId);
+    conversion.settings = text === undefined ? undefined : settingsFromText(merchantId, text);
+    let independent = conversion.settings !== undefined && conversion.envelope.data.event_type !== 'refund';
+    for (const key of conversion.lockKeys) {
+      if (seen.has(key)) independent = false;
+      seen.add(key);
     }
-    if (independent) together.push({ index, envelope, settings: merchantSettings! });
+    if (independent) together.push(conversion);
   }
-  if (together.length > 0) {
-    const processed = await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
-    for (let k = 0; k < together.length; k++) results[together[k]!.index] = processed[k]!;
-  }
-  for (let index = 0; index < envelopes.length; index++) {
-    if (results[index]) continue;
-    const merchantSettings = settings[index];
-    results[index] = merchantSettings
-      ? await processOne(tx, envelopes[index]!, merchantSettings, at, ctx.publicBaseUrl, outbox)
+  if (together.length > 0) await processTogether(tx, together, at, ctx.publicBaseUrl, outbox);
+  for (const conversion of conversions) {
+    if (conversion.outcome) continue;
+    conversion.outcome = conversion.settings
+      ? await processOne(tx, conversion, at, ctx.publicBaseUrl, outbox)
       : { kind: 'unknown_merchant' };
   }
+  const results: ProcessOutcome[] = new Array(conversions.length);
+  for (let i = 0; i < conversions.length; i++) results[i] = conversions[i]!.outcome!;
   return { result: results, last: enqueueEvents(tx, outbox) };
 }
-
-/** What an attributed conversion that was claimed now will write, decided from its context. */
-interface Plan {
-  envelope: ConversionEnvelope;
-  settings: MerchantSettings;
-  affiliate: NonNullable<ConversionContext['affiliate']>;
-  hits: FraudHit[];
-  flagged: boolean;
-  refunded: boolean;
-  /** The commissions to insert (one per level that has an earner), held when a fraud rule fired and says hold. */
-  lines: { id: string; affiliateId: string; level: number; rate: string | null; amount: string }[];
-  held: boolean;
-  /** Only clean, unrefunded conversions count toward tiers: a flagged one must not promote its affiliate. */
-  countsRevenue: boolean;
-  /** The tier lookup is made in the merchant's currency only, and for a positive amount. */
-  tierLookup: boolean;
-}
-
-/** What the claim records of a conversion. */
-function claimOf(envelope: ConversionEnvelope, at: Date): ConversionClaim {
-  const d = envelope.data;
-  return {
-    merchantId: envelope.merchant_id,
-    eventId: d.event_id,
-    eventType: d.event_type,
-    externalId: d.external_id,
-    affiliateId: d.affiliate_id,
-    amount: d.amount,
-    currency: d.currency,
-    visitId: d.visit?.id ?? null,
-    ipHash: d.visit?.ip_hash ?? null,
-    occurredAt: new Date(d.created_at),
-    processedAt: at,
-  };
-}
-
-/** What readConversionContexts needs of an attributed conversion: its claim and what the context compares with. */
-function contextLookupOf(claim: ConversionClaim, envelope: ConversionEnvelope, settings: MerchantSettings): ContextLookup {
-  const d = envelope.data;
-  return {
-    ...claim,
-    affiliateId: d.affiliate_id!,
-    customerEmail: d.customer_email,
-    fingerprint: d.visit?.fingerprint ?? null,
-    maxLevels: Math.min(MAX_LEVELS, settings.level_rates.length),
-  };
-}
-
-/**
- * The plan of an attributed conversion not processed before; the outcome itself when it was processed before or
- * earns nothing (it is still claimed then).
- */
-function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings, context: ConversionContext, at: Date): Plan | ProcessOutcome {
-  if (context.processedBefore) return { kind: 'duplicate' };
-  const affiliate = context.affiliate;
-  // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
-  if (!affiliate || affiliate.status === 'suspended') return nothing;
-  const d = envelope.data;
-  const hits = fraudHits(affiliate, context, d.visit?.id ?? null, settings);
-  const flagged = hits.length > 0;
-  const refunded = context.refunded;
-  const commissionLines = computeCommissionLines({
-    eventType: d.event_type,
-    amount: d.amount,
-    currency: d.currency,
-    settings,
-    rates: { customRate: affiliate.custom_commission_rate, tierRate: affiliate.tier_rate },
-  });
-  // A suspended ancestor earns nothing, but the levels above it still count from the event's affiliate.
-  const earners = new Map<number, string>([[0, affiliate.id]]);
-  for (const a of context.ancestors) {
-    if (a.status !== 'suspended') earners.set(a.level, a.id);
-  }
-  const lines: Plan['lines'] = [];
-  for (const line of commissionLines) {
-    const earner = earners.get(line.level);
-    if (earner) {
-      const amount = formatAmount(line.amount, d.currency);
-      lines.push({ id: newId('com', at.getTime()), affiliateId: earner, level: line.level, rate: line.rate, amount });
-    }
-  }
-  return {
-    envelope,
-    settings,
-    affiliate,
-    hits,
-    flagged,
-    refunded,
-    lines,
-    held: flagged && settings.fraud_action === 'hold',
-    countsRevenue: !flagged && !refunded,
-    tierLookup: d.currency === settings.currency && toDecimal(d.amount).gt(0),
-  };
-}
-
-const isPlan = (p: Plan | ProcessOutcome): p is Plan => !('kind' in p);
 
 /**
  * Independent non-refund conversions (see processConversions), with one statement for each step for all of them:
  * the contexts of the attributed ones; then, sent together, their commissions and every conversion's claim with the
  * revenue it counts. An unattributed conversion earns nothing and reads no context: its claim is all it writes.
+ * Sets each conversion's outcome.
  */
-async function processTogether(
-  tx: Queryable,
-  items: { envelope: ConversionEnvelope; settings: MerchantSettings }[],
-  at: Date,
-  publicBaseUrl: string,
-  outbox: Outbox,
-): Promise<ProcessOutcome[]> {
-  const claimsOfItems = new Array<ConversionClaim>(items.length);
+async function processTogether(tx: Queryable, conversions: Conversion[], at: Date, publicBaseUrl: string, outbox: Outbox): Promise<void> {
+  const items: Claimed[] = new Array(conversions.length);
   const lookups: ContextLookup[] = [];
-  for (let k = 0; k < items.length; k++) {
-    const { envelope, settings } = items[k]!;
+  for (let k = 0; k < conversions.length; k++) {
+    const { envelope, settings } = conversions[k]!;
     const claim = claimOf(envelope, at);
-    claimsOfItems[k] = claim;
-    if (claim.affiliateId) lookups.push(contextLookupOf(claim, envelope, settings));
+    items[k] = { envelope, settings: settings!, claim, plan: NOTHING, counted: null, result: undefined };
+    if (claim.affiliateId) lookups.push(contextLookupOf(claim, envelope, settings!));
   }
   const contexts = await readConversionContexts(tx, lookups);
-  const plans = new Array<Plan | ProcessOutcome>(items.length);
+
   const lines: CommissionLine[] = [];
   const claims: CountedClaim[] = [];
-  /** The item of each claim. */
-  const claimedItems: number[] = [];
+  const claimedItems: Claimed[] = [];
   let next = 0;
-  for (let k = 0; k < items.length; k++) {
-    const envelope = items[k]!.envelope;
-    const claim = claimsOfItems[k]!;
-    const context = claim.affiliateId ? contexts[next++]! : null;
-    const plan = context ? planConversion(envelope, items[k]!.settings, context, at) : nothing;
-    plans[k] = plan;
+  for (const item of items) {
+    const context = item.claim.affiliateId ? contexts[next++]! : null;
+    if (context) item.plan = planConversion(item.envelope, item.settings, context, at);
     if (context?.processedBefore) continue;
     // Claimed whatever the plan, so that a redelivery finds it processed; only a clean conversion counts revenue.
-    const d = envelope.data;
-    const counting = isPlan(plan) && plan.countsRevenue ? plan : null;
-    claims.push({ ...claim, revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false });
-    claimedItems.push(k);
-    if (!isPlan(plan)) continue;
-    for (const line of plan.lines) {
-      lines.push({ ...line, merchantId: envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: plan.held });
+    const d = item.envelope.data;
+    const counting = isPlan(item.plan) && item.plan.countsRevenue ? item.plan : null;
+    item.counted = { ...item.claim, revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false };
+    claims.push(item.counted);
+    claimedItems.push(item);
+    if (!isPlan(item.plan)) continue;
+    for (const line of item.plan.lines) {
+      lines.push({ ...line, merchantId: item.envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: item.plan.held });
     }
   }
   // Sent together: neither depends on the other, and the connection runs them in order.
   const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), claimConversionsAndCountRevenue(tx, at, claims)]);
-  const countedByEvent = new Map<string, { reached: TierRow | undefined }>();
-  for (let j = 0; j < claims.length; j++) {
-    if (!counted[j]!.claimed) {
-      // An unattributed conversion (no context read) is found processed before by its claim alone: a redelivery.
-      if (!claims[j]!.affiliateId) {
-        plans[claimedItems[j]!] = { kind: 'duplicate' };
-        continue;
-      }
-      // The advisory locks let no other transaction claim these events since the contexts were read. Should one have
-      // all the same, the whole batch rolls back and its messages are processed again one by one.
-      throw new Error(`conversion ${claims[j]!.eventId} was claimed by another transaction`);
+  for (let j = 0; j < claimedItems.length; j++) {
+    const item = claimedItems[j]!;
+    item.result = counted[j]!;
+    if (item.result.claimed) continue;
+    // An unattributed conversion (no context read) is found processed before by its claim alone: a redelivery.
+    if (!item.claim.affiliateId) {
+      item.plan = { kind: 'duplicate' };
+      continue;
     }
-    if (claims[j]!.revenueCounted !== null) countedByEvent.set(claims[j]!.eventId, counted[j]!);
+    // The advisory locks let no other transaction claim these events since the contexts were read. Should one have
+    // all the same, the whole batch rolls back and its messages are processed again one by one.
+    throw new Error(`conversion ${item.claim.eventId} was claimed by another transaction`);
   }
   const createdByEvent = new Map<string, CommissionRow[]>();
   for (const row of createdRows) {
@@ -314,33 +199,26 @@ async function processTogether(
     if (rows) rows.push(row);
     else createdByEvent.set(row.event_id, [row]);
   }
-  const outcomes: ProcessOutcome[] = [];
-  for (const plan of plans) {
-    if (!isPlan(plan)) {
-      outcomes.push(plan);
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k]!;
+    if (!isPlan(item.plan)) {
+      conversions[k]!.outcome = item.plan;
       continue;
     }
-    const eventId = plan.envelope.data.event_id;
-    const created = (createdByEvent.get(eventId) ?? []).sort(byLevel);
-    outcomes.push(await completeConversion(tx, plan, created, countedByEvent.get(eventId), at, publicBaseUrl, outbox));
+    const created = (createdByEvent.get(item.claim.eventId) ?? []).sort(byLevel);
+    const reached = item.counted?.revenueCounted !== null ? item.result?.reached : undefined;
+    conversions[k]!.outcome = await completeConversion(tx, item.plan, created, reached, at, publicBaseUrl, outbox);
   }
-  return outcomes;
 }
 
 const byLevel = (x: CommissionRow, y: CommissionRow) => x.level - y.level;
 
 /** A conversion that depends on one before it in the batch, or a refund, alone. */
-async function processOne(
-  tx: Queryable,
-  envelope: ConversionEnvelope,
-  settings: MerchantSettings,
-  at: Date,
-  publicBaseUrl: string,
-  outbox: Outbox,
-): Promise<ProcessOutcome> {
+async function processOne(tx: Queryable, conversion: Conversion, at: Date, publicBaseUrl: string, outbox: Outbox): Promise<ProcessOutcome> {
+  const { envelope } = conversion;
   if (envelope.data.event_type !== 'refund') {
-    const [outcome] = await processTogether(tx, [{ envelope, settings }], at, publicBaseUrl, outbox);
-    return outcome!;
+    await processTogether(tx, [conversion], at, publicBaseUrl, outbox);
+    return conversion.outcome!;
   }
   // A refund counts no revenue: it takes back what its order counted.
   const [claim] = await claimConversionsAndCountRevenue(tx, at, [{ ...claimOf(envelope, at), revenueCounted: null, tierLookup: false }]);
@@ -348,27 +226,25 @@ async function processOne(
 }
 
 /**
- * The rest of a planned conversion once its commissions are inserted (`created`, by level) and, when it counts, its
- * revenue counted: the voids, fraud flags and tier promotion it causes, and its outbox events in the order they
- * happened.
+ * The rest of a planned conversion once its commissions are inserted (`created`, by level) and, when it counted
+ * revenue, the tier that revenue reached: the voids, fraud flags and tier promotion it causes, and its outbox events
+ * in the order they happened.
  */
 async function completeConversion(
   tx: Queryable,
   plan: Plan,
   created: CommissionRow[],
-  counted: { reached: TierRow | undefined } | undefined,
+  reached: TierRow | undefined,
   at: Date,
   publicBaseUrl: string,
   outbox: Outbox,
 ): Promise<ProcessOutcome> {
   const merchantId = plan.envelope.merchant_id;
   const eventId = plan.envelope.data.event_id;
-  const { affiliate, settings } = plan;
+  const { affiliate } = plan;
   for (const row of created) outbox.push({ merchantId, type: 'commission.created', data: commissionEventData(row) });
 
-  // A refund that overtook its order voids the order's commissions as they are created.
-  const voidReason = plan.refunded ? 'refund' : plan.flagged && settings.fraud_action === 'void' ? 'fraud' : null;
-  const voided = voidReason ? await voidCommissions(tx, merchantId, created.map((c) => c.id), voidReason, at) : [];
+  const voided = plan.voidReason ? await voidCommissions(tx, merchantId, created.map(idOf), plan.voidReason, at) : [];
   for (const row of voided) outbox.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
 
   let flags = 0;
@@ -378,63 +254,30 @@ async function completeConversion(
     outbox.push({ merchantId, type: 'fraud.flagged', data: { affiliate_id: affiliate.id, event_id: eventId, rule: hit.rule, details: hit.details } });
   }
 
-  const promoted =
-    counted !== undefined && plan.tierLookup
-      ? await promoteIfThresholdCrossed(tx, merchantId, affiliate, counted.reached, at, publicBaseUrl, outbox)
-      : false;
-  return { kind: 'processed', created: created.length, voided: voided.length, flags, promoted };
+  const tier = plan.tierLookup ? tierPromotion(affiliate, reached) : null;
+  if (tier) await promote(tx, merchantId, affiliate, tier, at, publicBaseUrl, outbox);
+  return { kind: 'processed', created: created.length, voided: voided.length, flags, promoted: tier !== null };
 }
 
-/** The fraud rules of decisions §8 that this conversion trips (the counts were read with its claim). */
-function fraudHits(
-  affiliate: NonNullable<ConversionContext['affiliate']>,
-  counts: { byVisit: number; byIp: number },
-  visitId: string | null,
-  settings: MerchantSettings,
-): FraudHit[] {
-  const hits: FraudHit[] = [];
-  // The details say what matched, not the matching values: the webhook must not carry the e-mail or fingerprint.
-  if (affiliate.email_matches) hits.push({ rule: 'self_referral', details: { matched: 'customer_email' } });
-  if (affiliate.fingerprint_matches) hits.push({ rule: 'own_fingerprint', details: { matched: 'visit_fingerprint', visit_id: visitId } });
-  const limit = settings.fraud_max_conversions_per_hour;
-  if (counts.byVisit > limit || counts.byIp > limit) {
-    const byVisit = counts.byVisit > limit;
-    hits.push({
-      rule: 'conversion_velocity',
-      details: {
-        source: byVisit ? 'visit' : 'ip',
-        ...(byVisit ? { visit_id: visitId } : {}),
-        conversions_in_one_hour: byVisit ? counts.byVisit : counts.byIp,
-        limit,
-      },
-    });
-  }
-  return hits;
-}
+const idOf = (row: CommissionRow) => row.id;
 
-/**
- * Crossing a tier threshold moves the affiliate up to the highest tier its revenue (in the merchant's currency)
- * has reached. It never moves an affiliate down or sideways: a tier set by hand above the revenue stays.
- */
-async function promoteIfThresholdCrossed(
+/** Moves the affiliate to the tier its revenue reached (tierPromotion decided it), with affiliate.tier_promoted. */
+async function promote(
   tx: Queryable,
   merchantId: string,
-  affiliate: NonNullable<ConversionContext['affiliate']>,
-  reached: TierRow | undefined,
+  affiliate: PlannedAffiliate,
+  tier: TierRow,
   at: Date,
   publicBaseUrl: string,
   outbox: Outbox,
-): Promise<boolean> {
-  if (!reached || reached.id === affiliate.tier_id) return false;
-  if (affiliate.tier_threshold !== null && toDecimal(affiliate.tier_threshold).gte(toDecimal(reached.threshold))) return false;
-  await setAffiliateTier(tx, merchantId, affiliate.id, reached.id, at);
+): Promise<void> {
+  await setAffiliateTier(tx, merchantId, affiliate.id, tier.id, at);
   const view = await findAffiliateView(tx, merchantId, affiliate.id);
   outbox.push({
     merchantId,
     type: 'affiliate.tier_promoted',
     data: { ...presentAffiliate(view!, publicBaseUrl), previous_tier_id: affiliate.tier_id },
   });
-  return true;
 }
 
 /**
