@@ -79,5 +79,9 @@ for (const fix of fixes) {
     process.stdout.write(`patch-dependencies: ${fix.name}: patched ${path}\n`);
   }
 }
-// An upgrade that made a fix obsolete must not break installs; the test suite checks that the guard is in place.
-if (failed) process.stderr.write("patch-dependencies: the installed dependencies were left as they are\n");
+// package.json pins postgres to the version these fixes were written for. A version without the code they fix fails the
+// install, loudly: running unpatched would bring the defects back without anyone noticing.
+if (failed) {
+  process.stderr.write('patch-dependencies: the install is incomplete: update or remove the fix above, then npm ci again\n');
+  process.exit(1);
+}
