@@ -72,7 +72,7 @@ export async function claimDue(
   // an average endpoint, looks dearer than a custom plan for the one claimed, and Postgres planned every claim
   // afresh: 0.42 ms of planning against 0.11 ms of execution, the Postgres CPU a 503 endpoint's backlog added to
   // every other endpoint's events. The statement reads each endpoint's own rows through its indexes whatever the
-  // endpoint (test/webhooks/claim-plans.test.ts).
+  // endpoint (test/perf/claim-plans.test.ts).
   return plannedWith(
     tx,
     'plan_cache_mode',

@@ -36,7 +36,7 @@ const lookupColumns = unnestColumns({
  * counted 2,084 plans in 3,174 calls of the benchmark, 0.64 ms of planning each against 0.12 ms of execution,
  * because the generic plan costs the unnest at ten rows and so looks dearer than a custom plan for the few events of
  * most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
- * row, its visit, the coupon's owner). `test/events/attribution-plans.test.ts` counts the plans.
+ * row, its visit, the coupon's owner). `test/perf/attribution-plans.test.ts` counts the plans.
  */
 export async function findAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
   const c = lookupColumns(lookups);

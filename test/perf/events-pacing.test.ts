@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startWithEvents } from './setup.ts';
+import { startWithEvents } from '../events/setup.ts';
 
 /**
  * POST /api/v1/events records concurrent requests in batches, and paces the batches (EVENT_BATCH_INTERVAL_MS): an

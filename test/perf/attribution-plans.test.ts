@@ -3,7 +3,7 @@ import { connectDatabase } from '@platform/shared/db';
 import { findAttributionContexts } from '@platform/events/queries/attribution-context';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
-import { clickReferralLink, createAffiliate, setSettings, startWithEvents } from './setup.ts';
+import { clickReferralLink, createAffiliate, setSettings, startWithEvents } from '../events/setup.ts';
 
 /**
  * Recording events reads every batch's settings and attribution with one statement. Left to choose, Postgres

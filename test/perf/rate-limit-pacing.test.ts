@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startPlatform } from '../helpers/platform.ts';
-import { rateHeaders } from './expect.ts';
+import { rateHeaders } from '../gateway/expect.ts';
 
 /**
  * The shared rate limiter paces its counting statements (RATE_LIMIT_BATCH_INTERVAL_MS): a request after a quiet spell
