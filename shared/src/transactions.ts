@@ -8,7 +8,18 @@ import type { Queryable, Sql } from './db.ts';
  * when one fails, those after it fail too and the COMMIT becomes a rollback.
  */
 
-type Statements<T extends unknown[]> = { [K in keyof T]: Promise<T[K]> };
+/**
+ * The statements of a transaction by name, in the order they are sent (an object's string keys keep the order they
+ * were written in); their answers come back under the same names.
+ */
+type Statements<T extends Record<string, unknown>> = { [K in keyof T]: Promise<T[K]> };
+
+/** The answers of `statements`, by name, from their settled promises (in key order). */
+function answersOf<T extends Record<string, unknown>>(names: string[], values: unknown[]): T {
+  const answers: Record<string, unknown> = {};
+  for (let i = 0; i < names.length; i++) answers[names[i]!] = values[i];
+  return answers as T;
+}
 
 /**
  * BEGIN is sent with the first statement (`work` gets it as `begun`, to await together with that statement) and
@@ -43,18 +54,21 @@ export async function inTransaction<T>(
 /**
  * Statements known up front as one transaction in a single round trip: BEGIN, the statements and COMMIT in one
  * write. `statements` must issue each of its statements synchronously or after awaiting only that statement (one
- * statement per query function). The first error is thrown.
+ * statement per query function). Answers each statement's result under its name; the first error is thrown.
  */
-export async function inOneTrip<T extends unknown[]>(sql: Sql, statements: (tx: Queryable) => Statements<T>): Promise<T> {
+export async function inOneTrip<T extends Record<string, unknown>>(sql: Sql, statements: (tx: Queryable) => Statements<T>): Promise<T> {
   const reserved = await sql.reserve();
   const tx = reserved as unknown as Queryable;
   let pending: Promise<unknown>[] = [];
+  let names: string[] = [];
   try {
     // Set before any query reaches the connection, so before the driver's own immediate that writes what is
     // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.
     const queued = new Promise<void>((resolve) => setImmediate(resolve));
     pending = [reserved`begin`.execute()];
-    pending.push(...statements(tx));
+    const named = statements(tx);
+    names = Object.keys(named);
+    pending.push(...Object.values<Promise<unknown>>(named));
     await queued;
     pending.push(reserved`commit`.execute());
   } catch (err) {
@@ -68,7 +82,7 @@ export async function inOneTrip<T extends unknown[]>(sql: Sql, statements: (tx: 
     const settled = await Promise.allSettled(pending);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    return settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value) as T;
+    return answersOf<T>(names, settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value));
   } finally {
     reserved.release();
   }
@@ -76,9 +90,9 @@ export async function inOneTrip<T extends unknown[]>(sql: Sql, statements: (tx: 
 
 /**
  * inTransaction for statements that depend on the answer of a first one: BEGIN and `first` in one round trip, then
- * the statements and COMMIT in another. The first error is thrown.
+ * the statements and COMMIT in another. Answers each statement's result under its name; the first error is thrown.
  */
-export async function inTwoTrips<A, T extends unknown[]>(
+export async function inTwoTrips<A, T extends Record<string, unknown>>(
   sql: Sql,
   first: (tx: Queryable) => Promise<A>,
   statements: (tx: Queryable, a: A) => Statements<T>,
@@ -90,8 +104,10 @@ export async function inTwoTrips<A, T extends unknown[]>(
     // immediate is set before the driver's own (which writes what is queued), so COMMIT usually leaves in the same
     // write as the statements.
     const queued = new Promise<void>((resolve) => setImmediate(resolve));
-    const all = Promise.all(statements(tx, a)).then((v) => {
-      values = v as T;
+    const named = statements(tx, a);
+    const names = Object.keys(named);
+    const all = Promise.all(Object.values<Promise<unknown>>(named)).then((v) => {
+      values = answersOf<T>(names, v);
     });
     await queued;
     return { result: undefined, last: all };

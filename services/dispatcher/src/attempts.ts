@@ -202,14 +202,14 @@ export function startAttemptEngine(opts: {
     const limit = stopping || !refilling ? 0 : batch.length + extra;
     const endpoints = [...new Set([...tallies.map((t) => t.endpointId), ...refill])];
     // Every statement is known up front: one round trip.
-    const [, , , , , claimed] = await inOneTrip<[void, void, void, void, void, ClaimedDelivery[]]>(sql, (tx) => [
-      relaxCommit(tx),
-      lockEndpoints(tx, endpoints),
-      recordAttempts(tx, batch, settings.replicaId),
-      settleEndpoints(tx, tallies),
-      deadLetterWaiting(tx, tallies.filter((t) => t.gone).map((t) => t.endpointId)),
-      claimDue(tx, { ...claimOpts, endpointIds: [...refill], limit }),
-    ]);
+    const { claimed } = await inOneTrip(sql, (tx) => ({
+      relaxed: relaxCommit(tx),
+      locked: lockEndpoints(tx, endpoints),
+      recorded: recordAttempts(tx, batch, settings.replicaId),
+      settled: settleEndpoints(tx, tallies),
+      deadLettered: deadLetterWaiting(tx, tallies.filter((t) => t.gone).map((t) => t.endpointId)),
+      claimed: claimDue(tx, { ...claimOpts, endpointIds: [...refill], limit }),
+    }));
     // Below the limit, every refilled endpoint got all it had room and work for: nothing more is wanted of it.
     if (claimed.length < limit) for (const id of refill) wanting.delete(id);
     for (const t of tallies) if (!(t.succeeded && t.failures === 0 && !t.gone)) wanting.delete(t.endpointId);

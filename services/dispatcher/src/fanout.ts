@@ -56,19 +56,16 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
     // Two round trips: BEGIN and the messages; then, knowing the endpoints, the deliveries, the claim and COMMIT.
     // The endpoints' oldest due deliveries are claimed first: new events do not overtake a backlog.
     let endpoints: string[] = [];
-    const [created, , claimed] = await inTwoTrips<
-      { message_id: string; merchant_id: string; endpoint_id: string }[],
-      [FannedOut[], void, ClaimedDelivery[]]
-    >(
+    const { created, claimed } = await inTwoTrips(
       sql,
       (tx) => insertMessages(tx, events),
       (tx, rows) => {
         endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
-        return [
-          insertDeliveries(tx, rows, { hinted: false }),
-          slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
-          slots > 0 ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots }) : Promise.resolve([]),
-        ];
+        return {
+          created: insertDeliveries(tx, rows, { hinted: false }),
+          locked: slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
+          claimed: slots > 0 ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots }) : Promise.resolve([] as ClaimedDelivery[]),
+        };
       },
     );
     return { created, claimed };

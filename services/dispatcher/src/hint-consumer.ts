@@ -16,12 +16,12 @@ import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDeliver
  * endpoint has room.
  */
 export async function claimNamed(sql: Sql, claim: ClaimSettings, deliveryIds: string[], limit: number): Promise<ClaimedDelivery[]> {
-  const [, , claimed] = await inOneTrip<[void, void, ClaimedDelivery[], void]>(sql, (tx) => [
-    relaxCommit(tx),
-    lockEndpointsOf(tx, deliveryIds),
-    claimDue(tx, { ...claim, deliveryIds, limit }),
-    clearHints(tx, deliveryIds),
-  ]);
+  const { claimed } = await inOneTrip(sql, (tx) => ({
+    relaxed: relaxCommit(tx),
+    locked: lockEndpointsOf(tx, deliveryIds),
+    claimed: claimDue(tx, { ...claim, deliveryIds, limit }),
+    cleared: clearHints(tx, deliveryIds),
+  }));
   return claimed;
 }
 
