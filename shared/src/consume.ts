@@ -42,7 +42,7 @@ export function consumeInBatches(
     while (!stopping && waiting.length > 0 && inFlight.size < opts.concurrency) {
       const work: Promise<void> = opts
         .handleBatch(waiting.splice(0, opts.maxBatch))
-        .catch((err) => opts.log.error(`${opts.name}: batch failed`, { err: (err as Error).message }))
+        .catch((err) => opts.log.error(`${opts.name}: batch failed`, { err }))
         .finally(() => {
           inFlight.delete(work);
           next();
@@ -143,7 +143,7 @@ export function consumeDurable(opts: {
           await open();
           break;
         } catch (err) {
-          if (attempt === 0) log.warn('consumer not available; retrying', { consumer: entry.durable_name, err: (err as Error).message });
+          if (attempt === 0) log.warn('consumer not available; retrying', { consumer: entry.durable_name, err });
           await topology.check();
           await new Promise((r) => setTimeout(r, RETRY_OPEN_MS));
         }

@@ -32,7 +32,13 @@ export function createLogger(
   };
 }
 
+/**
+ * An error as its name, message, stack and cause (itself an error, serialised the same way): never its other
+ * fields, where drivers keep a failed query's parameters.
+ */
 function errorReplacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, stack: value.stack, ...(value.cause === undefined ? {} : { cause: value.cause }) };
+  }
   return value;
 }

@@ -28,7 +28,7 @@ export async function migrate(sql: Sql): Promise<string[]> {
       try {
         await tx.unsafe(text);
       } catch (err) {
-        throw new Error(`migration ${file} failed: ${(err as Error).message}`);
+        throw new Error(`migration ${file} failed: ${(err as Error).message}`, { cause: err });
       }
       await tx`insert into schema_migrations (version) values (${version})`;
       applied.push(file);

@@ -115,7 +115,7 @@ export function serveOperations(opts: {
       if (e instanceof ApiError) {
         error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
       } else if (isDatabaseUnavailable(e)) {
-        reqLog.warn('operation failed: database unavailable', { err: (e as Error).message });
+        reqLog.warn('operation failed: database unavailable', { err: e });
         error = { code: 'UNAVAILABLE', message: 'The service is temporarily unavailable; try again' };
       } else {
         reqLog.error('operation failed', { err: e as Error });
@@ -139,7 +139,7 @@ export function serveOperations(opts: {
       queue: op.spec.service,
       callback: (err, msg) => {
         if (err) {
-          log.error('rpc subscription error', { operation: op.spec.operationId, err: err.message });
+          log.error('rpc subscription error', { operation: op.spec.operationId, err });
           return;
         }
         const work = handle(op, msg, performance.now());

@@ -331,7 +331,7 @@ export function startOutboxRelay(opts: {
           } while (n === batchSize && !stopped);
         } while (again && !stopped);
       } catch (err) {
-        log.warn('outbox relay could not publish; will retry', { err: (err as Error).message });
+        log.warn('outbox relay could not publish; will retry', { err });
         opts.onRefused?.();
       } finally {
         running = null;
@@ -350,7 +350,7 @@ export function startOutboxRelay(opts: {
   if (!wakes) localRelays.set(sql, (wakes = new Set()));
   wakes.add(wake);
   const listening = sql.listen(NOTIFY_CHANNEL, wake).catch((err) => {
-    log.warn('outbox relay could not LISTEN; polling only', { err: (err as Error).message });
+    log.warn('outbox relay could not LISTEN; polling only', { err });
     return null;
   });
   void flush();

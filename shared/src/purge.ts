@@ -28,7 +28,7 @@ export function startPeriodicPurge(opts: {
   };
   const run = () => {
     running ??= purge()
-      .catch((err) => log.warn(`purge of ${opts.what} failed; the next run retries`, { err: (err as Error).message }))
+      .catch((err) => log.warn(`purge of ${opts.what} failed; the next run retries`, { err }))
       .finally(() => {
         running = null;
       });

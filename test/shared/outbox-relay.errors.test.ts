@@ -44,7 +44,7 @@ t.test('a batch JetStream refuses stays unpublished, and is published once the s
   t.same(await unpublished(ids), ids, 'both rows are still unpublished: the mark was rolled back with the pass');
   const warning = logger.lines.map((l) => JSON.parse(l) as { msg: string; err?: string }).find((l) => l.msg === 'outbox relay could not publish; will retry');
   t.ok(warning, 'the relay logged the refusal');
-  t.match(warning?.err, /^JetStream did not take the message/, 'with its reason');
+  t.match(warning?.err, { name: 'Error', message: /^JetStream did not take the message/ }, 'with the error and its reason');
 
   await ensureStreams(bus.nc, bus.prefix);
   t.equal(await relay.flush(), 2, 'the next pass published both rows');

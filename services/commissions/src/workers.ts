@@ -5,7 +5,8 @@ import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
 import type { Topology } from '@platform/shared/topology';
-import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './engine/envelope.ts';
+import { PoisonMessage } from '@platform/shared/envelope';
+import { parseConversionEnvelope, type ConversionEnvelope } from './engine/envelope.ts';
 import type { ProcessOutcome } from './engine/process.ts';
 
 /**
@@ -60,7 +61,7 @@ export function startConversionConsumer(opts: {
         message_id: envelope.id,
         delivery: msg.info.deliveryCount,
         retry_in_ms: delayMs,
-        err: (err as Error).message,
+        err,
       });
       msg.nak(delayMs);
     }
@@ -84,7 +85,7 @@ export function startConversionConsumer(opts: {
       for (let i = 0; i < parsed.length; i++) envelopes[i] = parsed[i]!.envelope;
       outcomes = await opts.process(envelopes);
     } catch (err) {
-      log.warn('conversion batch failed; processing its messages one by one', { count: parsed.length, err: (err as Error).message });
+      log.warn('conversion batch failed; processing its messages one by one', { count: parsed.length, err });
       for (const p of parsed) await processAlone(p.msg, p.envelope);
       return;
     }
@@ -135,7 +136,7 @@ export function startIntervalWorker(opts: {
       (count) => {
         if (count > 0) opts.log.info(`${opts.name} pass`, { count });
       },
-      (err) => opts.log.error(`${opts.name} pass failed`, { err: (err as Error).message }),
+      (err) => opts.log.error(`${opts.name} pass failed`, { err }),
     );
   }, opts.intervalMs);
   timer.unref();

@@ -240,7 +240,7 @@ export function startAttemptEngine(opts: {
       }
       if (recorded.length < batch.length) {
         // Recording failed (database down): the leases run out and the sweeper hints the deliveries again.
-        log.error('webhook attempts could not be recorded', { count: batch.length - recorded.length, err: (err as Error).message });
+        log.error('webhook attempts could not be recorded', { count: batch.length - recorded.length, err });
       }
     }
     for (const r of recorded) {
@@ -274,7 +274,7 @@ export function startAttemptEngine(opts: {
       const pull = finished.length === 0 && flushes.size === 0 && wanting.size > 0 && free() > 0 && !stopping;
       if (finished.length === 0 && !pull) return;
       const work: Promise<void> = flush()
-        .catch((err) => log.error('webhook recorder failed', { err: (err as Error).message }))
+        .catch((err) => log.error('webhook recorder failed', { err }))
         .finally(() => {
           flushes.delete(work);
           kick();

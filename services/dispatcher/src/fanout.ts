@@ -3,7 +3,7 @@ import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, type DomainEvent } from
 import type { Sql } from '@platform/shared/db';
 import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
 import type { Logger } from '@platform/shared/log';
-import { decodeJson } from '@platform/shared/nats';
+import { parseEnvelope, PoisonMessage } from '@platform/shared/envelope';
 import type { Worker } from '@platform/shared/service';
 import { inTwoTrips } from '@platform/shared/transactions';
 import type { AttemptEngine, ConsumerWorkerOptions } from './attempts.ts';
@@ -22,22 +22,12 @@ const PG_FOREIGN_KEY_VIOLATION = '23503';
 /** A short pause before JetStream offers the message again when Postgres failed; never used to schedule deliveries. */
 const DATABASE_RETRY_MS = 1000;
 
-export function parseDomainEvent(data: Uint8Array): DomainEvent | null {
-  try {
-    const e = decodeJson<DomainEvent>(data);
-    const ok =
-      typeof e?.id === 'string' &&
-      /^msg_[0-9a-z]{26}$/.test(e.id) &&
-      (DOMAIN_EVENT_TYPES as readonly string[]).includes(e.type) &&
-      typeof e.merchant_id === 'string' &&
-      typeof e.created_at === 'string' &&
-      !Number.isNaN(Date.parse(e.created_at)) &&
-      typeof e.data === 'object' &&
-      e.data !== null;
-    return ok ? e : null;
-  } catch {
-    return null;
-  }
+/** A domain event off the stream (its envelope read as every consumer reads one); throws PoisonMessage. */
+function parseDomainEvent(data: Uint8Array): DomainEvent {
+  const event = parseEnvelope(data, DOMAIN_EVENT_TYPES);
+  // Its id becomes the webhook-id that receivers deduplicate on: only the outbox's own ids are accepted.
+  if (!/^msg_[0-9a-z]{26}$/.test(event.id)) throw new PoisonMessage('id is not a message id');
+  return event;
 }
 
 /**
@@ -90,7 +80,7 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
         for (const m of ms) m.term();
         return;
       }
-      log.warn('fan-out failed; JetStream will offer the event again', { message_id: event.id, err: (err as Error).message });
+      log.warn('fan-out failed; JetStream will offer the event again', { message_id: event.id, err });
       for (const m of ms) m.nak(DATABASE_RETRY_MS);
       return;
     }
@@ -105,15 +95,17 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
     // A message twice in one batch (redelivered, or published twice) is recorded once and settled with it.
     const batch = new Map<string, { ms: JsMsg[]; event: DomainEvent }>();
     for (const m of msgs) {
-      const event = parseDomainEvent(m.data);
-      if (!event) {
-        log.error('undecodable domain event; terminated', { subject: m.subject, seq: m.seq });
+      let event: DomainEvent;
+      try {
+        event = parseDomainEvent(m.data);
+      } catch (err) {
+        log.error('undecodable domain event; terminated', { subject: m.subject, seq: m.seq, err });
         m.term();
-      } else {
-        const same = batch.get(event.id);
-        if (same) same.ms.push(m);
-        else batch.set(event.id, { ms: [m], event });
+        continue;
       }
+      const same = batch.get(event.id);
+      if (same) same.ms.push(m);
+      else batch.set(event.id, { ms: [m], event });
     }
     // In id order: two batches inserting the same messages (a redelivery racing its original) then wait for each
     // other in one direction only, never in a cycle.

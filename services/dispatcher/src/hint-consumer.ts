@@ -64,7 +64,7 @@ function workHints(messages: ConsumerMessages, opts: { sql: Sql; log: Logger; en
     try {
       claimed = await claimNamed(opts.sql, opts.claim, ids, reserved);
     } catch (err) {
-      log.warn('could not claim hinted deliveries; the hints will come again', { count: ids.length, err: (err as Error).message });
+      log.warn('could not claim hinted deliveries; the hints will come again', { count: ids.length, err });
       engine.start([], reserved);
       for (const b of batch) b.m.nak(DATABASE_RETRY_MS);
       return;

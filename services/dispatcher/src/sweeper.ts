@@ -65,7 +65,7 @@ export function startSweeper(opts: {
   const timer = setInterval(() => {
     if (running) return;
     running = tick()
-      .catch((err) => log.warn('sweep failed; next interval retries', { err: (err as Error).message }))
+      .catch((err) => log.warn('sweep failed; next interval retries', { err }))
       .finally(() => {
         running = null;
       });

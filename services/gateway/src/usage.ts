@@ -26,7 +26,7 @@ export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
     } catch (err) {
       // Put the counts back: they are added on the next flush.
       for (const [k, n] of batch) counts.set(k, (counts.get(k) ?? 0) + n);
-      log.warn('could not record key usage', { err: (err as Error).message });
+      log.warn('could not record key usage', { err });
     }
   };
 

@@ -1,7 +1,8 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { advanceConversionWatermark, conversionsAfter, readConversionWatermark } from '../queries/reconcile.ts';
-import { parseConversionEnvelope, PoisonMessage, type ConversionEnvelope } from './envelope.ts';
+import { PoisonMessage } from '@platform/shared/envelope';
+import { parseConversionEnvelope, type ConversionEnvelope } from './envelope.ts';
 import type { ProcessOutcome } from './process.ts';
 
 /** Outbox rows one pass reads at most. */

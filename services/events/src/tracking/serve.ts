@@ -128,7 +128,7 @@ export function serveTracking(opts: { nc: NatsConnection; sql: Sql; prefix: stri
       queue: 'events',
       callback: (err, msg) => {
         if (err) {
-          log.error('tracking subscription error', { kind, err: err.message });
+          log.error('tracking subscription error', { kind, err });
           return;
         }
         const work = handle(kind, msg);
