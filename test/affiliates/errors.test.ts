@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { newId } from '@platform/shared/ids';
 import type { ApiResponse } from '../helpers/client.ts';
+import { expectError, expectInvalid as invalid } from '../helpers/errors.ts';
 import { startPlatform } from '../helpers/platform.ts';
 
 /**
@@ -11,23 +12,6 @@ const platform = await startPlatform(t);
 const { id: merchantId, client } = await platform.merchant({ plan: 'scale', rateLimit: 60000 });
 const other = await platform.merchant();
 
-type Detail = { path: string; message: string };
-
-function expectError(
-  t: Test,
-  res: ApiResponse,
-  status: number,
-  code: string,
-  message: string,
-  details?: Detail[],
-): void {
-  t.equal(res.status, status, `status ${status}`);
-  const requestId = res.headers.get('x-request-id');
-  t.ok(requestId, 'x-request-id header');
-  t.strictSame(res.body, { error: { code, message, request_id: requestId, ...(details ? { details } : {}) } });
-}
-
-const invalid = (t: Test, res: ApiResponse, details: Detail[]) => expectError(t, res, 400, 'INVALID_INPUT', 'The request is invalid', details);
 const notFound = (t: Test, res: ApiResponse) => expectError(t, res, 404, 'NOT_FOUND', 'No such affiliate');
 
 const affiliateCount = async (): Promise<number> => {

@@ -3,6 +3,7 @@ import { runAdmin } from '../helpers/cli.ts';
 import { newId } from '@platform/shared/ids';
 import { startPlatform, type Platform } from '../helpers/platform.ts';
 import type { ApiResponse } from '../helpers/client.ts';
+import { expectError, expectInvalid as invalid } from '../helpers/errors.ts';
 import { UsageError } from '../../scripts/admin/commands.ts';
 import {
   awaitProcessed,
@@ -30,15 +31,7 @@ const [pendingId, voidedId, paidId] = (await platform.sql<{ id: string }[]>`
 await platform.sql`update commissions set status = 'voided', voided_at = now(), void_reason = 'manual' where id = ${voidedId!}`;
 await platform.sql`update commissions set status = 'paid', approved_at = now(), paid_at = now() where id = ${paidId!}`;
 
-function invalid(t: Test, res: ApiResponse, details: { path: string; message: string }[]) {
-  t.equal(res.status, 400);
-  t.same(res.body, { error: { code: 'INVALID_INPUT', message: 'The request is invalid', request_id: res.headers.get('x-request-id'), details } });
-}
-
-function notFound(t: Test, res: ApiResponse) {
-  t.equal(res.status, 404);
-  t.same(res.body, { error: { code: 'NOT_FOUND', message: 'No such commission', request_id: res.headers.get('x-request-id') } });
-}
+const notFound = (t: Test, res: ApiResponse) => expectError(t, res, 404, 'NOT_FOUND', 'No such commission');
 
 t.test('list: bad filters, limits and unknown parameters are INVALID_INPUT', async (t) => {
   invalid(t, await m.client.get('/api/v1/commissions?status=bogus'), [

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startPlatform } from '../helpers/platform.ts';
+import { sleep, startPlatform } from '../helpers/platform.ts';
 import {
   awaitProcessed,
   awaitStreamEvents,
@@ -218,7 +218,7 @@ t.test('crossing a tier threshold promotes once, with affiliate.tier_promoted', 
   t.same(await send('900.00'), [['135.0000', '0.15']]);
 
   const promotions = await awaitStreamEvents<any>(platform, 'affiliate.tier_promoted', (e) => e.data.id === a.id, 2);
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   const all = (await streamEvents<any>(platform.nc, platform.prefix, 'affiliate.tier_promoted')).filter((e) => e.data.id === a.id);
   t.equal(all.length, 2, 'one promotion per threshold crossed');
   t.same(promotions.map((e) => [e.data.previous_tier_id, e.data.tier_id]), [

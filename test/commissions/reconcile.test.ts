@@ -1,7 +1,7 @@
 import t from 'tap';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { streamName } from '@platform/shared/catalogue';
-import { eventually, startPlatform } from '../helpers/platform.ts';
+import { eventually, sleep, startPlatform } from '../helpers/platform.ts';
 import {
   awaitProcessed,
   commissionsOfEvent,
@@ -97,7 +97,7 @@ t.test('the reconciler stops at a conversion not settled yet, and takes it up on
   await awaitProcessed(platform.sql, m.id, [a!.event_id]);
   await eventually(async () => ((await watermark()) === seqs[0] ? true : undefined), 10_000, 'the watermark at the first');
   // Several passes later it is still there, and the third, settled as it is, waits behind the second.
-  await new Promise((r) => setTimeout(r, 1000));
+  await sleep(1000);
   t.equal(await watermark(), seqs[0], 'the watermark stays before the unsettled row');
   t.same(await commissionsOfEvent(platform.sql, m.id, c!.event_id), [], 'the row after it is not processed yet');
 

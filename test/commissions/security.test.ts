@@ -1,6 +1,6 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startPlatform } from '../helpers/platform.ts';
-import type { ApiResponse } from '../helpers/client.ts';
+import { expectError } from '../helpers/errors.ts';
 import {
   awaitProcessed,
   awaitStreamEvents,
@@ -20,15 +20,6 @@ const clock = testClock();
 const { service, logs } = await startCommissions(t, platform, { now: clock.now });
 
 const SECRET_FINGERPRINT = 'fp_7c1d0e5b9a-very-identifying';
-
-function errorBody(res: ApiResponse, code: string, message: string) {
-  return { error: { code, message, request_id: res.headers.get('x-request-id') } };
-}
-
-function expectError(t: Test, res: ApiResponse, status: number, code: string, message: string) {
-  t.equal(res.status, status);
-  t.same(res.body, errorBody(res, code, message));
-}
 
 t.test("another merchant's commissions: 404 and never listed", async (t) => {
   const a = await platform.merchant();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startCommissions } from '../helpers/commissions.ts';
-import { eventually } from '../helpers/platform.ts';
+import { eventually, sleep } from '../helpers/platform.ts';
 import { clickReferralLink, createAffiliate, setSettings, startWithEvents } from '../events/setup.ts';
 
 // The whole path a merchant relies on, across services and streams: a referral click, the merchant's POST /events
@@ -56,7 +56,7 @@ t.test('50 concurrent identical POSTs: one event, one set of commissions', async
 
   await eventually(async () => ((await commissionsOf('order-2')).length === 2 ? true : undefined), 10_000, 'the commissions of order-2');
   // Give any duplicate a chance to appear before counting.
-  await new Promise((r) => setTimeout(r, 1500));
+  await sleep(1500);
   const [{ count }] = (await platform.sql`select count(*)::int as count from commissions where merchant_id = ${merchant.id} and order_id = 'order-2'`) as unknown as [{ count: number }];
   t.equal(count, 2, 'one commission per level, no more');
 });

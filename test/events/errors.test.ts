@@ -1,5 +1,6 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { ApiResponse } from '../helpers/client.ts';
+import { expectError, expectInvalid as invalid, type Detail } from '../helpers/errors.ts';
 import { createAffiliate, createCoupon, startWithEvents } from './setup.ts';
 
 /**
@@ -13,16 +14,6 @@ const { client } = merchant;
 const other = await platform.merchant();
 const ann = await createAffiliate(client, 'ann@example.com');
 await createCoupon(client, ann.id, 'ANN');
-
-type Detail = { path: string; message: string };
-
-function expectError(t: Test, res: ApiResponse, status: number, code: string, message: string, details?: Detail[]): void {
-  t.equal(res.status, status, `status ${status}`);
-  const requestId = res.headers.get('x-request-id');
-  t.ok(requestId, 'x-request-id header');
-  t.strictSame(res.body, { error: { code, message, request_id: requestId, ...(details ? { details } : {}) } });
-}
-const invalid = (t: Test, res: ApiResponse, details: Detail[]) => expectError(t, res, 400, 'INVALID_INPUT', 'The request is invalid', details);
 
 const eventCount = async (): Promise<number> => {
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from conversion_events where merchant_id = ${merchant.id}`;

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import t, { type Test } from 'tap';
-import type { ApiResponse } from '../helpers/client.ts';
+import t from 'tap';
+import { expectError } from '../helpers/errors.ts';
 import { eventually } from '../helpers/platform.ts';
 import { clickReferralLink, conversionMessages, createAffiliate, createCoupon, rawRequest, setSettings, startWithEvents } from './setup.ts';
 
@@ -14,11 +14,6 @@ await setSettings(sql, theirs.id, { landing_url: 'https://theirs.example.com/' }
 const ann = await createAffiliate(mine.client, 'ann@example.com');
 const zed = await createAffiliate(theirs.client, 'zed@example.com');
 const theirCoupon = await createCoupon(theirs.client, zed.id, 'ZED');
-
-function expectError(t: Test, res: ApiResponse, status: number, code: string, message: string): void {
-  t.equal(res.status, status, `status ${status}`);
-  t.strictSame(res.body, { error: { code, message, request_id: res.headers.get('x-request-id') } });
-}
 
 t.test("another merchant's coupons: never listed, never deleted, never matched", async (t) => {
   await createCoupon(mine.client, ann.id, 'ANN');

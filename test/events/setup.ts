@@ -45,6 +45,9 @@ export interface RawResponse {
   text: string;
 }
 
+/** The body of a raw response, parsed as JSON. */
+export const rawJson = (res: RawResponse) => JSON.parse(res.text) as Record<string, any>;
+
 /**
  * A plain HTTP request with full control of the headers (Host, Cookie, X-Forwarded-*), as a browser following a
  * referral link would send it; redirects are not followed.

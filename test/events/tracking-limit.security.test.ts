@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Asserts } from '../gateway/expect.ts';
-import { createAffiliate, rawRequest, startWithEvents, setSettings, type RawResponse } from './setup.ts';
+import { createAffiliate, rawJson as json, rawRequest, startWithEvents, setSettings, type RawResponse } from './setup.ts';
 
 /**
  * The public tracking routes write a visit per call and need no key: each client address may record at most
@@ -14,7 +14,6 @@ const merchant = await platform.merchant();
 await setSettings(sql, merchant.id, { landing_url: 'https://shop.example.com/' });
 await createAffiliate(merchant.client, 'jane@example.com', { slug: 'jane' });
 
-const json = (res: RawResponse) => JSON.parse(res.text) as Record<string, any>;
 const postVisit = (base: string, ip: string) =>
   rawRequest(base, 'POST', '/t/visit', { 'content-type': 'application/json', 'x-forwarded-for': ip }, JSON.stringify({ merchant_id: merchant.id, via: 'jane' }));
 const follow = (base: string, ip: string) => rawRequest(base, 'GET', `/r/${merchant.id}/jane`, { 'x-forwarded-for': ip });

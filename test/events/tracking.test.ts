@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { checkAgainstOpenApi } from '../helpers/client.ts';
 import { eventually } from '../helpers/platform.ts';
-import { conversionMessages, createAffiliate, rawRequest, setSettings, startWithEvents, visitCookie, type RawResponse } from './setup.ts';
+import { conversionMessages, createAffiliate, rawJson as json, rawRequest, setSettings, startWithEvents, visitCookie } from './setup.ts';
 
 /**
  * Public referral tracking through the gateway: /r/… links, the tracking script and POST /t/visit. The gateway
@@ -20,7 +20,6 @@ const pending = await createAffiliate(client, 'pat@example.com', { slug: 'pat', 
 
 const WINDOW_60_DAYS = 60 * 86_400;
 const hashOf = (ip: string) => createHmac('sha256', ipHashKey).update(ip).digest('base64url');
-const json = (res: RawResponse) => JSON.parse(res.text) as Record<string, any>;
 const visitCount = async (): Promise<number> => {
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from visits where merchant_id = ${merchant.id}`;
   return row!.n;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import type { TestLike } from './platform.ts';
 
 /** One request as a webhook receiver saw it: the raw body bytes, so signatures can be checked on them exactly. */
@@ -10,6 +11,17 @@ export interface ReceivedWebhook {
   id: string;
   type: string;
 }
+
+/**
+ * Verifies a received webhook's Standard Webhooks signature with `secret` and answers the parsed payload; throws when
+ * the signature does not match. `body` replaces the received body (to check that a tampered body is refused).
+ */
+export const verifyWebhook = (secret: string, hook: { body: string; headers: Record<string, unknown> }, body = hook.body) =>
+  new Webhook(secret).verify(body, {
+    'webhook-id': String(hook.headers['webhook-id']),
+    'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+    'webhook-signature': String(hook.headers['webhook-signature']),
+  });
 
 export type Responder = (req: ReceivedWebhook, n: number, res: ServerResponse) => void | Promise<void>;
 

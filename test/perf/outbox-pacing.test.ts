@@ -3,7 +3,7 @@ import { streamName } from '@platform/shared/catalogue';
 import { newId } from '@platform/shared/ids';
 import { enqueueEvents, outboxCommitted, startOutboxRelay } from '@platform/shared/outbox';
 import { createMerchant } from '../../scripts/admin/commands.ts';
-import { captureLogger, createTestDatabase, createTestNats, eventually } from '../helpers/platform.ts';
+import { captureLogger, createTestDatabase, createTestNats, eventually, sleep } from '../helpers/platform.ts';
 import { readStream } from '../helpers/stream.ts';
 
 /**
@@ -40,7 +40,7 @@ const allPublished = (ids: string[]) =>
 
 t.test('commits within the interval after a pass are published by one pass at its end', async (t) => {
   // The relay's pass at start has found nothing; wait out any interval so that the next commit meets a quiet relay.
-  await new Promise((r) => setTimeout(r, INTERVAL_MS + 100));
+  await sleep(INTERVAL_MS + 100);
   const first = await commitOne();
   const [firstAt] = await allPublished([first]);
 

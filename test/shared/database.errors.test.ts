@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import t from 'tap';
 import { connectDatabase, type Sql } from '@platform/shared/db';
-import { createTestDatabase } from '../helpers/platform.ts';
+import { createTestDatabase, sleep } from '../helpers/platform.ts';
 
 // A connection whose server goes away must fail the queries on it with an error the caller can catch, never with
 // an uncaught exception that takes the service down (postgres 3.4.9 throws one from a deferred socket write;
@@ -31,7 +31,7 @@ t.test('queries on a connection whose backend was terminated reject with CONNECT
   const [backend] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`;
   const [kill] = await admin<{ terminated: boolean }[]>`select pg_terminate_backend(${backend!.pid}) as terminated`;
   t.equal(kill?.terminated, true);
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   for (let i = 0; i < 3; i++) {
     await t.rejects(reserved`select 1`, { code: 'CONNECTION_CLOSED' }, `query ${i + 1} on the dead connection`);
   }
@@ -50,7 +50,7 @@ t.test('a pooled connection whose backend was terminated is replaced', async (t)
   t.teardown(() => sql.end({ timeout: 1 }));
   const [before] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
   await admin`select pg_terminate_backend(${before!.pid})`;
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   // The first query may still meet the closing connection; the next ones get a new one.
   const { after, outcomes } = await backendAfterFailures(sql);
   t.ok(after !== undefined && after !== before!.pid, `a new backend answers (${JSON.stringify(outcomes)} before it)`);

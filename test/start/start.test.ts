@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { freePort } from '../../scripts/infra.ts';
-import { createTestDatabase, createTestNats, NATS_URL, ROOT } from '../helpers/platform.ts';
+import { createTestDatabase, createTestNats, NATS_URL, ROOT, sleep } from '../helpers/platform.ts';
 
 // `npm start` is a promise to a newcomer: the platform answers on its port within a minute and Ctrl-C stops it all.
 t.setTimeout(180_000);
@@ -42,7 +42,7 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
     } catch {
       // not listening yet
     }
-    if (!ready) await new Promise((r) => setTimeout(r, 250));
+    if (!ready) await sleep(250);
   }
   t.ok(ready, `the gateway and every service answered within 60 s (${Date.now() - started} ms)\n${output.join('')}`);
   const ops = await fetch(`http://127.0.0.1:${env['AFFILIATES_OPS_PORT']}/readyz`);

@@ -1,19 +1,11 @@
 import t from 'tap';
-import { Webhook } from 'standardwebhooks';
 import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 import { eventually } from '../helpers/platform.ts';
-import { startReceiver, type ReceivedWebhook } from '../helpers/receiver.ts';
+import { startReceiver, verifyWebhook as verify, type ReceivedWebhook } from '../helpers/receiver.ts';
 import { startWebhookPlatform } from '../helpers/webhooks.ts';
 
 const { platform } = await startWebhookPlatform(t);
 const { client, id: merchantId } = await platform.merchant();
-
-const verify = (secret: string, hook: ReceivedWebhook, body = hook.body) =>
-  new Webhook(secret).verify(body, {
-    'webhook-id': String(hook.headers['webhook-id']),
-    'webhook-timestamp': String(hook.headers['webhook-timestamp']),
-    'webhook-signature': String(hook.headers['webhook-signature']),
-  });
 
 const waitFor = (receiver: { received: ReceivedWebhook[] }, count: number, what: string) =>
   eventually(async () => (receiver.received.length >= count ? receiver.received : undefined), 10_000, what);
