@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Response } from 'express';
 import { newId } from '@platform/shared/ids';
@@ -42,24 +43,35 @@ export function sendServiceError(res: Response, error: { code: string; message: 
 }
 
 /**
- * A connection whose request Node's parser gave up on: too slow (headersTimeout, requestTimeout: 408 with the error
- * envelope), or malformed (Node's own 400 and 431 answers, as without this handler). Answered only when nothing has
- * been written on the connection yet, then closed.
+ * A connection whose request Node's parser gave up on, answered with the error envelope like any other refusal: too
+ * slow (headersTimeout, requestTimeout: 408), a request line or headers over Node's limit (414 when the request line
+ * itself did not end within it, else 431), or malformed (a NUL in a header, Transfer-Encoding with Content-Length,
+ * not HTTP: 400). Answered only when nothing has been written on the connection yet, then closed.
  */
-export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (socket.writable && socket.bytesWritten === 0) {
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write(requestTimeoutAnswer());
-    else if (err.code === 'HPE_HEADER_OVERFLOW') socket.write('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
-    else if (err.code !== 'ECONNRESET') socket.write('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+  if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET') {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write(rawErrorAnswer(408, 'Request Timeout', 'The request was not received in time'));
+    else if (err.code === 'HPE_HEADER_OVERFLOW' && requestLineOverflowed(err.rawPacket)) {
+      socket.write(rawErrorAnswer(414, 'URI Too Long', 'The request URL is too long'));
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') socket.write(rawErrorAnswer(431, 'Request Header Fields Too Large', 'The request headers are too large'));
+    else socket.write(rawErrorAnswer(400, 'Bad Request', 'The request is not valid HTTP'));
   }
   socket.destroy();
 }
 
-function requestTimeoutAnswer(): string {
+/** Whether the request line alone was over Node's limit (the packet the parser failed on, as far as it holds it). */
+function requestLineOverflowed(packet: Buffer | undefined): boolean {
+  if (!packet) return false;
+  const lineEnd = packet.indexOf('\r\n');
+  return lineEnd === -1 || lineEnd > maxHeaderSize;
+}
+
+/** A whole HTTP response with the error envelope, written straight to a socket that express never saw. */
+function rawErrorAnswer(status: number, reason: string, message: string): string {
   const requestId = newId('req');
-  const body = JSON.stringify({ error: { code: 'INVALID_INPUT', message: 'The request was not received in time', request_id: requestId } });
+  const body = JSON.stringify({ error: { code: 'INVALID_INPUT', message, request_id: requestId } });
   return [
-    'HTTP/1.1 408 Request Timeout',
+    `HTTP/1.1 ${status} ${reason}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`,
