@@ -129,10 +129,17 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   return violations;
 }
 
-/** Whether the page is wider than the viewport (content that would scroll sideways at this width). */
-export async function overflowsHorizontally(page: Page): Promise<boolean> {
-  return page.evaluate(() => {
-    const g = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
-    return g.document.documentElement.scrollWidth > g.innerWidth + 1;
-  });
+/** Elements that reach past the viewport's right edge (outside scrolling containers): what would scroll sideways. */
+export async function overflowingElements(page: Page): Promise<string[]> {
+  // A string, not a function: the TypeScript loader's helpers (__name) do not exist in the page.
+  return page.evaluate(`(() => {
+    const found = [];
+    const walk = (el) => {
+      if (found.length >= 5) return;
+      if (el.getBoundingClientRect().right > innerWidth + 1) found.push(el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + '.' + String(el.className));
+      if (!['auto', 'scroll', 'hidden'].includes(getComputedStyle(el).overflowX)) for (const child of el.children) walk(child);
+    };
+    walk(document.body);
+    return found;
+  })()`);
 }

@@ -8,7 +8,12 @@ export function currentPath(): string {
   return path === '' ? '/' : path.replace(/\/+$/, '') || '/';
 }
 
+let moved = false;
+/** Whether the current page was reached inside the app (not by loading it): only then does focus move to its title. */
+export const reachedInApp = () => moved;
+
 export function navigate(path: string): void {
+  moved = true;
   history.pushState(null, '', BASE + path);
   dispatchEvent(new PopStateEvent('popstate'));
 }
@@ -16,7 +21,10 @@ export function navigate(path: string): void {
 export function usePath(): string {
   const [path, setPath] = useState(currentPath());
   useEffect(() => {
-    const update = () => setPath(currentPath());
+    const update = () => {
+      moved = true;
+      setPath(currentPath());
+    };
     addEventListener('popstate', update);
     return () => removeEventListener('popstate', update);
   }, []);

@@ -1,13 +1,16 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
-import { BASE, onLinkClick } from './router.ts';
+import { BASE, onLinkClick, reachedInApp } from './router.ts';
 
-/** A page: its title in the tab and as the one h1, focus moved to it on arrival so screen readers announce it. */
+/**
+ * A page: its title in the tab and as the one h1. Arriving by a link inside the app moves focus to the h1, so that
+ * screen readers announce the new page; a page loaded afresh leaves focus at the top (the skip link comes first).
+ */
 export function Page(props: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${props.title} · Dashboard`;
-    heading.current?.focus();
+    if (reachedInApp()) heading.current?.focus();
   }, [props.title]);
   return (
     <>
@@ -81,3 +84,19 @@ export const formatTime = (iso: string | null | undefined) => (iso ? new Date(is
 
 export const formatMoney = (amount: number, currency: string) =>
   new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount);
+
+/** A status filter: "Any" and the statuses given, as the list's API names them. */
+export function StatusSelect<T extends string>(props: { value: T | ''; options: readonly T[]; onChange: (value: T | '') => void }) {
+  return (
+    <Field label="Status">
+      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T | '')}>
+        <option value="">Any</option>
+        {props.options.map((o) => (
+          <option key={o} value={o}>
+            {o[0]!.toUpperCase() + o.slice(1)}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}

@@ -50,6 +50,12 @@ export const AffiliateList = ListOf(Affiliate, 'AffiliateList');
 export const ListAffiliatesQuery = Type.Object(
   {
     status: Type.Optional(AffiliateStatusSchema),
+    email: Type.Optional(
+      Type.String({ format: 'email', maxLength: 254, description: 'only the affiliate with this e-mail (compared case-insensitively)', examples: ['jane@example.com'] }),
+    ),
+    parent_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'only the direct children of this affiliate (its lineage one level down)', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    ),
     cursor: Type.Optional(Cursor),
     limit: Type.Optional(Limit),
   },

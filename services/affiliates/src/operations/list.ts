@@ -10,10 +10,19 @@ export const listAffiliatesOperation = (deps: AffiliatesDeps) =>
     outcome: 'ok',
     body: await keysetPage({
       key: deps.cursorKey,
-      scope: { merchantId: ctx.merchantId, list: 'affiliates', filters: { status: query.status ?? null } },
+      scope: {
+        merchantId: ctx.merchantId,
+        list: 'affiliates',
+        filters: {
+          status: query.status ?? null,
+          // Only when given, so that cursors of lists filtered by status alone stay what they were.
+          ...(query.email ? { email: query.email.toLowerCase() } : {}),
+          ...(query.parent_id ? { parent_id: query.parent_id } : {}),
+        },
+      },
       cursor: query.cursor,
       limit: query.limit ?? 25,
-      fetch: (after, limit) => listAffiliates(ctx.sql, ctx.merchantId, { status: query.status, after, limit }),
+      fetch: (after, limit) => listAffiliates(ctx.sql, ctx.merchantId, { status: query.status, email: query.email, parentId: query.parent_id, after, limit }),
       present: (row) => presentAffiliate(row, deps.publicBaseUrl),
     }),
   }));

@@ -29,7 +29,7 @@ export async function slugTaken(sql: Queryable, merchantId: string, slug: string
 export async function listAffiliates(
   sql: Queryable,
   merchantId: string,
-  filter: { status?: AffiliateStatus; after?: { created_at: string; id: string }; limit: number },
+  filter: { status?: AffiliateStatus; email?: string; parentId?: string; after?: { created_at: string; id: string }; limit: number },
 ): Promise<AffiliateRow[]> {
   // The limit is written into the statement, not sent as a parameter: with `limit $n` Postgres cannot cost the
   // prepared statement's generic plan and re-plans the query on every call. A whole number only, so nothing else
@@ -39,6 +39,8 @@ export async function listAffiliates(
     select ${columns(sql)} from affiliates a join merchants m on m.id = a.merchant_id
     where a.merchant_id = ${merchantId}
       ${filter.status ? sql`and a.status = ${filter.status}` : sql``}
+      ${filter.email ? sql`and lower(a.email) = lower(${filter.email})` : sql``}
+      ${filter.parentId ? sql`and a.parent_id = ${filter.parentId}` : sql``}
       ${filter.after ? sql`and (a.created_at, a.id) < (${filter.after.created_at}::timestamptz, ${filter.after.id})` : sql``}
     order by a.created_at desc, a.id desc
     limit ${sql.unsafe(String(filter.limit))}`;

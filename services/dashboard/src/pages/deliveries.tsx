@@ -66,7 +66,7 @@ function DeliveryItem(props: { delivery: Delivery; onReplayed: () => void }) {
       {d.attempts.length === 0 ? (
         <p class="muted">No attempt yet{d.next_attempt_at ? `; next ${formatTime(d.next_attempt_at)}` : ''}.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0}>
           <table>
             <caption class="visually-hidden">Attempts of delivery {d.id}</caption>
             <thead>

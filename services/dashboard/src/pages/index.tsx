@@ -1,9 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import type { Session } from '../api.ts';
+import { AffiliatePage } from './affiliate.tsx';
+import { AffiliatesPage } from './affiliates.tsx';
+import { CommissionsPage } from './commissions.tsx';
 import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
 import { NotFound } from './not-found.tsx';
 import { OverviewPage } from './overview.tsx';
+import { SettingsPage } from './settings.tsx';
 import { WebhookPage } from './webhook.tsx';
 import { WebhooksPage } from './webhooks.tsx';
 
@@ -14,6 +18,10 @@ export function pageFor(path: string, session: Session): ComponentChildren {
   if (parts.length === 0) return <OverviewPage session={session} />;
   if (section === 'settings' && id === 'keys' && parts.length === 2) return <KeysPage />;
   if (section === 'settings' && id === 'keys' && more && parts.length === 3) return <KeyPage key={more} keyId={more} session={session} />;
+  if (section === 'affiliates' && parts.length === 1) return <AffiliatesPage />;
+  if (section === 'affiliates' && id && parts.length === 2) return <AffiliatePage key={id} affiliateId={id} />;
+  if (section === 'commissions' && parts.length === 1) return <CommissionsPage />;
+  if (section === 'settings' && parts.length === 1) return <SettingsPage />;
   if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
   if (section === 'webhooks' && id && parts.length === 2) return <WebhookPage key={id} endpointId={id} />;
   return <NotFound />;

@@ -40,7 +40,7 @@ export function KeyPage(props: { keyId: string; session: Session }) {
               {a.events.length === 0 ? (
                 <Empty>Nothing recorded.</Empty>
               ) : (
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0}>
                   <table>
                     <thead>
                       <tr>

@@ -110,7 +110,7 @@ function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">Keys</h2>
       <ErrorText error={action.error} />
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0}>
         <table>
           <thead>
             <tr>

@@ -24,7 +24,7 @@ export function WebhooksPage() {
               <Empty>No endpoint yet: register one above to receive events.</Empty>
             ) : (
               <>
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0}>
                   <table>
                     <thead>
                       <tr>

@@ -8,6 +8,8 @@ import type { GatewayConfig } from '../config.ts';
 import { sendError } from '../http-errors.ts';
 import type { DashboardContext, DashboardRoute } from './define.ts';
 import { keyRoutes } from './routes-keys.ts';
+import { overviewRoutes } from './routes-overview.ts';
+import { programmeRoutes } from './routes-programme.ts';
 import { sessionRoutes } from './routes-session.ts';
 import { webhookRoutes } from './routes-webhooks.ts';
 import { clearSessionCookie, createSessionStore, CSRF_HEADER, sessionToken, setSessionCookie, type Session, type SessionStore } from './sessions.ts';
@@ -27,7 +29,7 @@ export interface DashboardApi {
 /** Every route of the dashboard's own API, in the order the router tries them. */
 export function dashboardRoutes(sql: Sql, config: GatewayConfig | null): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
-  return [...sessionRoutes(limiter), ...keyRoutes, ...webhookRoutes(limiter, config)];
+  return [...sessionRoutes(limiter), ...overviewRoutes, ...keyRoutes, ...webhookRoutes(limiter, config), ...programmeRoutes];
 }
 
 export function createDashboardApi(deps: { sql: Sql; log: Logger; config: GatewayConfig }): DashboardApi {

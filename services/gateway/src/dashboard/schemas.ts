@@ -127,3 +127,50 @@ export const ReplayCount = Type.Object(
   { count: Type.Integer({ description: 'dead-lettered deliveries of the endpoint created in the range' }) },
   { additionalProperties: false, $id: 'DashboardReplayCount' },
 );
+
+const Money = Type.Number({ description: 'in the merchant’s currency' });
+
+export const Overview = Type.Object(
+  {
+    currency: Type.String({ description: 'the merchant’s currency: the sums below count amounts in it only' }),
+    days: Type.Array(Type.String({ format: 'date' }), { description: 'the last 30 UTC days, oldest first' }),
+    conversions: Type.Array(Type.Integer(), { description: 'attributed conversions per day' }),
+    revenue: Type.Array(Money, { description: 'attributed revenue per day' }),
+    commissions: Type.Array(Money, { description: 'commissions created per day, voided ones left out' }),
+    top_affiliates: Type.Array(
+      Type.Object(
+        { id: Type.String(), display_name: Type.String(), email: Type.String(), attributed_revenue: Money, conversions: Type.Integer() },
+        { additionalProperties: false },
+      ),
+      { description: 'the five affiliates with the most attributed revenue' },
+    ),
+  },
+  { additionalProperties: false, $id: 'DashboardOverview' },
+);
+
+export const Tier = Type.Object(
+  { id: Type.String(), name: Type.String(), rate: Type.Number(), threshold: Type.Number(), created_at: Timestamp('creation time') },
+  { additionalProperties: false, $id: 'DashboardTier' },
+);
+export const TierList = Type.Object({ data: Type.Array(Tier) }, { additionalProperties: false, $id: 'DashboardTierList' });
+export const CreateTierBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    rate: Type.Number({ minimum: 0, maximum: 1, description: 'commission rate, 0 to 1 (stored to 6 decimals)' }),
+    threshold: Type.Number({ minimum: 0, maximum: 1e12, description: 'attributed revenue that promotes into the tier' }),
+  },
+  { additionalProperties: false, $id: 'DashboardCreateTier' },
+);
+
+export const DashboardUser = Type.Object(
+  { id: Type.String(), email: Type.String(), created_at: Timestamp('creation time') },
+  { additionalProperties: false, $id: 'DashboardUser' },
+);
+export const UserList = Type.Object({ data: Type.Array(DashboardUser) }, { additionalProperties: false, $id: 'DashboardUserList' });
+export const CreateUserBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 320 }),
+    password: Type.String({ minLength: 10, maxLength: 1024, description: 'at least 10 characters' }),
+  },
+  { additionalProperties: false, $id: 'DashboardCreateUser' },
+);

@@ -1,0 +1,144 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap, type Schemas } from '../api.ts';
+import { useAction, useLoad, usePager } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatMoney, formatTime, Link, Loaded, Page, Pager, Status, StatusSelect } from '../ui.tsx';
+
+type Commission = Schemas['Commission'];
+type StatusFilter = '' | Commission['status'];
+
+/** Commissions: filtered by status and affiliate, paged by cursor; approve a pending one, void one with a reason. */
+export function CommissionsPage() {
+  const initialAffiliate = new URLSearchParams(location.search).get('affiliate_id') ?? '';
+  const [status, setStatus] = useState<StatusFilter>('');
+  const [affiliateInput, setAffiliateInput] = useState(initialAffiliate);
+  const [affiliate, setAffiliate] = useState(initialAffiliate);
+  const pager = usePager();
+  const list = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/commissions', {
+          params: { query: { limit: 25, ...(status ? { status } : {}), ...(affiliate ? { affiliate_id: affiliate } : {}), ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+        }),
+      ),
+    [status, affiliate, pager.cursor],
+  );
+  return (
+    <Page title="Commissions">
+      <form
+        class="inline-form"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          pager.reset();
+          setAffiliate(affiliateInput.trim());
+        }}
+      >
+        <StatusSelect
+          value={status}
+          options={['pending', 'approved', 'paid', 'voided'] as const}
+          onChange={(v) => {
+            pager.reset();
+            setStatus(v);
+          }}
+        />
+        <Field label="Affiliate id">
+          <input type="text" value={affiliateInput} onInput={(e) => setAffiliateInput(e.currentTarget.value)} placeholder="aff_…" />
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <Loaded state={list} what="commissions">
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No commission matches.</Empty>
+          ) : (
+            <>
+              <div class="table-wrap" tabIndex={0}>
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Amount</th>
+                      <th scope="col">Affiliate</th>
+                      <th scope="col">Order</th>
+                      <th scope="col">Level</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Created</th>
+                      <th scope="col">
+                        <span class="visually-hidden">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.data.map((c) => (
+                      <CommissionRow key={c.id} commission={c} onChanged={list.reload} />
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager label="Commissions" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+            </>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
+
+function CommissionRow(props: { commission: Commission; onChanged: () => void }) {
+  const c = props.commission;
+  const [voiding, setVoiding] = useState(false);
+  const [reason, setReason] = useState('');
+  const action = useAction();
+  const change = async (body: Schemas['UpdateCommission']) => {
+    const done = await action.run(async () => unwrap(await api.PATCH('/api/v1/commissions/{commission_id}', { params: { path: { commission_id: c.id } }, body })));
+    if (done) props.onChanged();
+  };
+  return (
+    <tr data-commission={c.id}>
+      <td>{formatMoney(c.amount, c.currency)}</td>
+      <td>
+        <Link to={`/affiliates/${c.affiliate_id}`}>{c.affiliate_id}</Link>
+      </td>
+      <td>{c.order_id}</td>
+      <td>{c.level}</td>
+      <td>
+        <Status value={c.status} />
+        {c.void_reason ? <div class="muted">{c.void_reason}</div> : null}
+      </td>
+      <td>{formatTime(c.created_at)}</td>
+      <td>
+        {c.status === 'pending' ? (
+          <button type="button" disabled={action.busy} onClick={() => void change({ status: 'approved' })} aria-label={`Approve commission ${c.id}`}>
+            Approve
+          </button>
+        ) : null}
+        {c.status === 'pending' || c.status === 'approved' ? (
+          voiding ? (
+            <form
+              class="confirm"
+              aria-label={`Void commission ${c.id}`}
+              onSubmit={(e) => {
+                e.preventDefault();
+                void change({ status: 'voided', ...(reason ? { void_reason: reason } : {}) });
+              }}
+            >
+              <Field label="Reason">
+                <input type="text" maxLength={200} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+              </Field>
+              <button type="submit" class="danger" disabled={action.busy}>
+                Confirm void
+              </button>
+              <button type="button" onClick={() => setVoiding(false)}>
+                Cancel
+              </button>
+            </form>
+          ) : (
+            <button type="button" class="danger" onClick={() => setVoiding(true)} aria-label={`Void commission ${c.id}`}>
+              Void
+            </button>
+          )
+        ) : null}
+        <ErrorText error={action.error} />
+      </td>
+    </tr>
+  );
+}
