@@ -1,4 +1,4 @@
-import { createApiKey, KEY_SCOPES, PLANS, revokeApiKey, updateApiKey, type Plan } from '@platform/shared/api-keys';
+import { changePlan, createApiKey, KEY_SCOPES, PLANS, revokeApiKey, updateApiKey, type Plan } from '@platform/shared/api-keys';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
@@ -21,11 +21,10 @@ export async function createMerchant(sql: Sql, name: string, plan: string) {
   return row;
 }
 
+/** Below scale, the merchant's keys lose their custom rate limits (changePlan; audited). */
 export async function setPlan(sql: Sql, merchantId: string, plan: string) {
   assertPlan(plan);
-  const [row] = await sql`
-    update merchants set plan = ${plan}, updated_at = date_trunc('milliseconds', now())
-    where id = ${merchantId} returning id, name, plan, settings, created_at, updated_at`;
+  const row = await changePlan(sql, merchantId, plan, OPERATOR);
   if (!row) throw new UsageError(`no merchant ${merchantId}`);
   return row;
 }
@@ -61,7 +60,7 @@ export async function listKeys(sql: Sql, merchantId: string) {
 }
 
 export async function keyAudit(sql: Sql, keyId: string) {
-  const events = await sql`select action, detail, at from api_key_audit where key_id = ${keyId} order by at desc, id desc`;
+  const events = await sql`select action, detail, actor, at from api_key_audit where key_id = ${keyId} order by at desc, id desc`;
   const usage = await sql`select day, requests from api_key_usage_daily where key_id = ${keyId} order by day desc limit 90`;
   return { key: await describeKey(sql, keyId), events, usage };
 }

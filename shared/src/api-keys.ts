@@ -90,6 +90,32 @@ export async function updateApiKey(
   });
 }
 
+/**
+ * A merchant's plan change, with what follows for its keys: below scale, custom rate limits are not part of the plan,
+ * so every live key with one goes back to DEFAULT_RATE_LIMIT, each change in the key's audit log. Answers the
+ * merchant, or undefined when there is none.
+ */
+export async function changePlan(sql: Sql, merchantId: string, plan: Plan, actor: string): Promise<Record<string, unknown> | undefined> {
+  return sql.begin(async (tx) => {
+    const [merchant] = await tx`
+      update merchants set plan = ${plan}, updated_at = date_trunc('milliseconds', now())
+      where id = ${merchantId} returning id, name, plan, settings, created_at, updated_at`;
+    if (!merchant || CUSTOM_RATE_PLANS.includes(plan)) return merchant;
+    const reset = await tx<{ id: string; from: number }[]>`
+      update api_keys k set rate_limit_per_min = ${DEFAULT_RATE_LIMIT}
+      from (select id, rate_limit_per_min from api_keys
+            where merchant_id = ${merchantId} and revoked_at is null and rate_limit_per_min <> ${DEFAULT_RATE_LIMIT}
+            for update) old
+      where k.id = old.id
+      returning k.id, old.rate_limit_per_min as from`;
+    for (const key of reset) {
+      await tx`insert into api_key_audit (key_id, merchant_id, action, detail, actor)
+        values (${key.id}, ${merchantId}, 'rate_limit_changed', ${tx.json({ from: key.from, to: DEFAULT_RATE_LIMIT, reason: `plan ${plan}` })}, ${actor})`;
+    }
+    return merchant;
+  });
+}
+
 function checkRateLimit(plan: Plan, rateLimit: number | undefined): number {
   if (rateLimit === undefined) return DEFAULT_RATE_LIMIT;
   if (!CUSTOM_RATE_PLANS.includes(plan)) throw new ApiError('PLAN_REQUIRED', `A custom rate limit needs the scale plan or higher; the merchant is on ${plan}`);
