@@ -27,7 +27,7 @@ import type { StatsRequest, TagStats } from './receiver.ts';
 import { cpuTable, ms, pct, table, type MemoryRow, type Row, type Verdict } from './report.ts';
 
 /**
- * Issue 4: webhook delivery by the dispatcher (a process of its own, production build) to a loopback receiver
+ * Webhook delivery by the dispatcher (a process of its own, production build) to a loopback receiver
  * (bench/receiver.ts, a process of its own) answering 200, beside raw undici POSTs to the same receiver.
  *
  * Events enter where the services put them: rows in the outbox (the rows enqueueEvent writes), published by the

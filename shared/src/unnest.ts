@@ -5,9 +5,8 @@
  *
  * Why not `lines.map((l) => l.id)` in the query function: V8 keeps a function's optimized code only while some
  * closure of it is alive. A closure made on every call is dead at every full garbage collection, loses its code
- * there and is compiled again once it is hot. In the events closed loop that was about thirty compilations a
- * second in the commissions service, on compiler threads that share the machine's two cores with everything else
- * (docs/PERFORMANCE.md, the entry "closures made once"). Pickers made once keep their code, and so does this loop.
+ * there and is compiled again once it is hot: under load the compiler never rests, on threads that share the
+ * machine's cores with everything else. Pickers made once keep their code, and so does this loop.
  */
 export function unnestColumns<P extends Record<string, (row: never) => unknown>>(
   pickers: P,

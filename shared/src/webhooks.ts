@@ -1,8 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Delivery rules of the contract (affiliate-api-v1 §6, §8; decisions §9, §10) as data, shared by the dispatcher,
- * the operator CLI and the tests, so that the production values are asserted where they are defined.
+ * Delivery rules (docs/WEBHOOKS.md) as data, shared by the dispatcher, the operator CLI and the tests, so that the
+ * production values are asserted where they are defined.
  */
 
 /** Delay before attempt n+2 after attempt n+1 failed: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */

@@ -4,7 +4,7 @@ import type { ApiClient, ApiResponse } from '../helpers/client.ts';
 import { startPlatform } from '../helpers/platform.ts';
 
 /**
- * Keyset paging of GET /api/v1/affiliates (decisions §4): newest first by (created_at, id), stable under concurrent
+ * Keyset paging of GET /api/v1/affiliates: newest first by (created_at, id), stable under concurrent
  * inserts, limit 1..100 (default 25), and cursors that are tamper-evident and bound to merchant and filters.
  */
 const platform = await startPlatform(t);

@@ -9,7 +9,7 @@ import { createKey, createMerchant } from '../../scripts/admin/commands.ts';
 import { sleep, startPlatform } from '../helpers/platform.ts';
 
 /**
- * The operator CLI (decisions §14) as operators run it: a process of its own against the platform's database,
+ * The operator CLI as operators run it: a process of its own against the platform's database,
  * JSON on stdout, errors on stderr with a non-zero exit.
  */
 // Each command is a Node process of its own (a couple of seconds on a busy machine): allow for many of them.

@@ -12,7 +12,7 @@ type Json = Record<string, any>;
 
 const platform = await startPlatform(t);
 
-/** The twelve webhook event types of decisions §8, written out here so that a drift in the catalogue shows. */
+/** The twelve webhook event types, written out here so that a drift in the catalogue shows. */
 const WEBHOOK_TYPES = [
   'affiliate.created',
   'affiliate.approved',

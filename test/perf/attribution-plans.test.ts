@@ -7,9 +7,8 @@ import { clickReferralLink, createAffiliate, setSettings, startWithEvents } from
 
 /**
  * Recording events reads every batch's settings and attribution with one statement. Left to choose, Postgres
- * planned it afresh on almost every call (0.64 ms of planning against 0.12 ms of execution in the benchmark), so it
- * runs on a pool whose connections use generic plans: made on the first call of a connection and used for every
- * call after.
+ * planned it afresh on almost every call (planning costing several times the execution), so it runs on a pool
+ * whose connections use generic plans: made on the first call of a connection and used for every call after.
  */
 const { url, sql } = await createTestDatabase(t);
 const merchantId = (await createMerchant(sql, 'Attribution Plans', 'growth'))!['id'] as string;

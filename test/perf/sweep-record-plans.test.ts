@@ -127,6 +127,6 @@ t.test("claims keep one generic plan when the statistics know of another endpoin
   const [plans] = await conn<{ generic_plans: string; custom_plans: string }[]>`
     select generic_plans::text, custom_plans::text from pg_prepared_statements
     where statement like '%with room as materialized%' and statement not like '%pg_prepared_statements%'`;
-  // Planned afresh on every call, the claim cost 0.42 ms of planning against 0.11 ms of execution in the benchmark.
+  // Planned afresh on every call, the claim spent several times its execution in planning.
   t.same(plans, { generic_plans: '8', custom_plans: '0' }, 'the generic plan, made once, for every call');
 });

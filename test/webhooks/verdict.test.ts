@@ -2,7 +2,7 @@ import t from 'tap';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS } from '@platform/shared/webhooks';
 import { deadLetterReasonOf, judgeAttempt, statusAfter, type Verdict } from '@platform/dispatcher/verdict';
 
-// The contract's delivery state table (§3) as the dispatcher applies it, without a database or a receiver.
+// The delivery state table as the dispatcher applies it, without a database or a receiver.
 const delay = (attemptsMade: number, retryAfterMs: number | null) => nextAttemptDelayMs(attemptsMade, 1, retryAfterMs);
 const judge = (statusCode: number | null, attemptsMade = 1, retryAfterMs: number | null = null) =>
   judgeAttempt({ statusCode, retryAfterMs }, attemptsMade, WEBHOOK_MAX_ATTEMPTS, delay);

@@ -20,7 +20,7 @@ export function presentCommission(row: CommissionRow): Commission {
   };
 }
 
-/** The data of commission.created, commission.approved and commission.voided (decisions §8). */
+/** The data of commission.created, commission.approved and commission.voided. */
 export function commissionEventData(row: CommissionRow) {
   return {
     commission_id: row.id,

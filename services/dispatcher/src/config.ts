@@ -15,8 +15,7 @@ export const DispatcherEnv = Type.Object({
   WEBHOOK_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5_000, minimum: 50, maximum: 60_000, description: 'DNS and TCP/TLS connect' }),
   WEBHOOK_CONCURRENCY: Type.Integer({ default: 64, minimum: 1, maximum: 4096, description: 'attempts in flight per replica' }),
   // 16: a failing endpoint gets one slot whatever this says, so a higher limit only lets a healthy, busy endpoint
-  // keep up (at 4, one endpoint could not take 500 events/s on the benchmark's machine; at 16 its first attempts
-  // came 18 ms after the event at p50, 60 ms at p99, and the same beside a failing endpoint with 50,000 due).
+  // keep up (at 4, one endpoint could not take the benchmark's event rate within its latency targets).
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
     default: 16,
     minimum: 1,

@@ -90,7 +90,7 @@ export async function changeEndpoint(
     if (body.event_types !== undefined) changes.event_types = body.event_types;
     if (body.failure_threshold !== undefined) changes.failure_threshold = body.failure_threshold;
     if (body.enabled === true && !current.enabled) {
-      // Re-enabling starts with a clean slate (decisions §9), or the next failure would disable it again.
+      // Re-enabling starts with a clean slate, or the next failure would disable it again.
       Object.assign(changes, { enabled: true, disabled_reason: null, consecutive_failures: 0 });
     } else if (body.enabled === false && current.enabled) {
       Object.assign(changes, { enabled: false, disabled_reason: 'manual' });

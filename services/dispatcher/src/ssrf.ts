@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 
 /**
- * The SSRF guard (decisions §9): webhook URLs are https and every address they resolve to must be public, unless
+ * The SSRF guard: webhook URLs are https and every address they resolve to must be public, unless
  * the operator allows http or allowlists a range. The same check runs at registration and again when connecting,
  * on the address the connection then uses (pinned), so a DNS answer that changes in between (rebinding) is caught.
  */

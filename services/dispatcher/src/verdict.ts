@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '@platform/shared/schemas/webhooks';
 
 /**
- * The delivery state table of the contract (§3) as pure rules: what an attempt's outcome makes of its delivery.
+ * The delivery state table (docs/WEBHOOKS.md) as pure rules: what an attempt's outcome makes of its delivery.
  * No I/O: test/webhooks/verdict.test.ts checks the table without a database.
  */
 
@@ -25,7 +25,7 @@ export type Verdict =
   | { kind: 'max_attempts' };
 
 /**
- * The delivery state table of the contract (§3): 2xx succeeds; 410 dead-letters and disables the endpoint; any
+ * The delivery state table: 2xx succeeds; 410 dead-letters and disables the endpoint; any
  * other 4xx but 429 dead-letters at once; 429, 5xx, 3xx (redirects are not followed), timeouts and network errors
  * are retried by the backoff table, Retry-After honoured, until the tenth attempt.
  */

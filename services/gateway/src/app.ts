@@ -105,7 +105,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use('/api/v1', async (req, res, next) => {
     try {
       // The dashboard's calls carry its session cookie instead of a key: they act for the session's merchant, on
-      // every plan, with every scope, outside the per-key rate limit (decisions §14), and need the CSRF token.
+      // every plan, with every scope, outside the per-key rate limit, and need the CSRF token.
       if (!req.get('authorization') && sessionToken(req)) {
         const auth = await dashboard.authenticate(req);
         if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
@@ -117,7 +117,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       if (!key) return sendError(res, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer svc_…');
       res.locals['key'] = key;
       deps.recordUsage(key.keyId);
-      // The plan is checked before the rate (decisions §2), so a refused plan takes no slot of the window; its
+      // The plan is checked before the rate, so a refused plan takes no slot of the window; its
       // answer still shows the window, as every API response does.
       const planAllowed = API_PLANS.has(key.plan);
       const rate = planAllowed ? await rateLimiter.consume(key.keyId, key.rateLimitPerMin) : await rateLimiter.peek(key.keyId, key.rateLimitPerMin);

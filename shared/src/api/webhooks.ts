@@ -17,7 +17,7 @@ import {
   WebhookEndpointWithSecret,
 } from '../schemas/webhooks.ts';
 
-/** Webhook endpoint registration, delivery log and replay (decisions §9), answered by the dispatcher service. */
+/** Webhook endpoint registration, delivery log and replay, answered by the dispatcher service. */
 export const webhooksApi = {
   createWebhookEndpoint: operation({
     service: 'dispatcher',

@@ -142,7 +142,7 @@ export function planConversion(envelope: ConversionEnvelope, settings: MerchantS
   };
 }
 
-/** The fraud rules of decisions §8 that this conversion trips (the counts were read with its claim). */
+/** The fraud rules that this conversion trips (the counts were read with its claim). */
 export function fraudHits(
   affiliate: PlannedAffiliate,
   counts: { byVisit: number; byIp: number },

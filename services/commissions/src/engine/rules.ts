@@ -1,7 +1,7 @@
 import type { MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import { applyRate, roundToMinorUnit, toDecimal, type Decimal } from './money.ts';
 
-/** The most ancestors that earn on a conversion (decisions §5). */
+/** The most ancestors that earn on a conversion. */
 export const MAX_LEVELS = 5;
 
 export interface DirectRates {

@@ -8,7 +8,7 @@ import type { CommissionsDeps } from '../deps.ts';
 import { commissionEventData, presentCommission } from '../present.ts';
 import { approveCommission, findCommission, voidCommissions } from '../queries/commissions.ts';
 
-/** The moves a merchant may make by hand (decisions §7); approved → paid belongs to payouts. */
+/** The moves a merchant may make by hand; approved → paid belongs to payouts. */
 const MOVES: Record<CommissionStatus, CommissionStatus[]> = {
   pending: ['approved', 'voided'],
   approved: ['voided'],

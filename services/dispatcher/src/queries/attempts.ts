@@ -37,8 +37,8 @@ export async function recordAttempts(tx: Queryable, records: AttemptRecord[], re
   }));
   // A batch names its deliveries: a scan of the table is never the right plan, but a generic plan made while the
   // table was small can be one, and it is kept as the table grows (until the next ANALYZE: on a server without
-  // autovacuum, never). The benchmark's, made after its warm-up, scanned the whole table twice per call once it had
-  // grown to 30,000 rows, and halved the delivery rate. Planned without sequential scans, the statement reads the
+  // autovacuum, never). Such a plan scans the whole table on every call once it has grown, and the delivery rate
+  // falls with it. Planned without sequential scans, the statement reads the
   // rows by primary key whatever the statistics were.
   await plannedWith(
     tx,

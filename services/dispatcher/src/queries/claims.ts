@@ -70,7 +70,7 @@ export async function claimDue(
     : tx`e.id in (select endpoint_id from webhook_deliveries where id = any(${opts.deliveryIds!}::text[]))`;
   // Always the generic plan. Once the statistics know of one endpoint's large backlog, the generic plan, costed for
   // an average endpoint, looks dearer than a custom plan for the one claimed, and Postgres planned every claim
-  // afresh: 0.42 ms of planning against 0.11 ms of execution, the Postgres CPU a 503 endpoint's backlog added to
+  // afresh, planning costing several times the execution: the Postgres CPU a failing endpoint's backlog added to
   // every other endpoint's events. The statement reads each endpoint's own rows through its indexes whatever the
   // endpoint (test/perf/claim-plans.test.ts).
   return plannedWith(

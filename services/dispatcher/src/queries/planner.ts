@@ -13,7 +13,7 @@ import type { Queryable } from '@platform/shared/db';
  * (`where status in ('pending', 'retrying')`) can serve a query only when the planner can prove their predicate
  * from the query's text. Sent as bind parameters, the statuses are unknown to the generic plan a prepared
  * statement switches to after a few executions, and the claim fell back to scanning and sorting every delivery
- * of the endpoint (5 ms per claim for an endpoint with a few thousand deliveries).
+ * of the endpoint.
  */
 export const ACTIVE_SQL = "('pending', 'retrying')";
 
@@ -21,8 +21,7 @@ export const ACTIVE_SQL = "('pending', 'retrying')";
  * "Still active" for rows a statement finds by primary key, in a form that cannot match the partial indexes'
  * predicate. A queue's active set may be small when statistics are taken and large in a burst: costed from such
  * statistics a partial index looks almost empty, and the planner chose to read all of it (every active delivery of
- * every endpoint, 8,000 rows in a burst of the bench) to find the few ids a claim names, instead of their primary
- * keys. Every claim, hint and clear then cost time in proportion to the whole backlog.
+ * every endpoint) to find the few ids a claim names, instead of their primary keys. Every claim, hint and clear then cost time in proportion to the whole backlog.
  */
 export const activeById = (alias: string) => `(${alias}.status in ${ACTIVE_SQL}) is true`;
 

@@ -3,7 +3,7 @@ import type { NewDelivery } from './fan-out.ts';
 import { ACTIVE_SQL, activeById } from './planner.ts';
 
 /**
- * Dead-letters the due deliveries of disabled endpoints in one statement (decisions §10). It runs on every sweep, and
+ * Dead-letters the due deliveries of disabled endpoints in one statement. It runs on every sweep, and
  * there usually is no disabled endpoint: the disabled endpoints are listed first and their due deliveries read
  * through (endpoint_id, next_attempt_at). As a join, a plan costed while little was active read every due delivery of
  * every endpoint on every sweep (a failing endpoint's backlog of 50,000 included) to find none.

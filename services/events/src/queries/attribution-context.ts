@@ -32,10 +32,9 @@ const lookupColumns = unnestColumns({
  * in order; undefined where the merchant has no row. Every join is on the lookup's own merchant.
  *
  * Run it on the events service's attribution pool (`connectDatabase` with `genericPlans`), whose connections use
- * generic plans. Left to choose, Postgres planned this statement afresh on almost every call: pg_stat_statements
- * counted 2,084 plans in 3,174 calls of the benchmark, 0.64 ms of planning each against 0.12 ms of execution,
- * because the generic plan costs the unnest at ten rows and so looks dearer than a custom plan for the few events of
- * most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
+ * generic plans. Left to choose, Postgres planned this statement afresh on almost every call, planning costing
+ * several times the execution, because the generic plan costs the unnest at ten rows and so looks dearer than a
+ * custom plan for the few events of most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
  * row, its visit, the coupon's owner). `test/perf/attribution-plans.test.ts` counts the plans.
  */
 export async function findAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
