@@ -6,7 +6,7 @@ import { newId } from './ids.ts';
 
 /**
  * API key management, shared by the operator CLI and the dashboard so that both check the same rules and write the
- * same audit log (decisions §2): keys on growth and up, per-key rate limits on scale and up, the value returned once
+ * same audit log: keys on growth and up, per-key rate limits on scale and up, the value returned once
  * and only its hash stored. `actor` names who made the change: the dashboard user's e-mail, or 'operator'.
  */
 export const PLANS = ['free', 'starter', 'growth', 'scale', 'enterprise'] as const;
