@@ -69,6 +69,13 @@ export const CommonEnv = {
   ),
 };
 
+/** The platform's public address (scheme and host): referral links, and the OpenAPI document's server. */
+export const PUBLIC_BASE_URL = Type.String({
+  default: 'http://localhost:8080',
+  pattern: '^https?://[^/]+$',
+  description: "the gateway's public address: base of referral links when the merchant has no tracking host, and the OpenAPI document's server",
+});
+
 /** The relay's default pacing; the bench's own producer relay uses it too, as the services' relays do. */
 export const OUTBOX_RELAY_INTERVAL_DEFAULT_MS = 20;
 

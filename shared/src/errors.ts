@@ -21,7 +21,10 @@ export interface ErrorDetail {
 
 export const ErrorDetailSchema = Type.Object(
   {
-    path: Type.String({ description: 'JSON pointer to the offending input ("/email", "/query/limit")', examples: ['/email'] }),
+    path: Type.String({
+      description: 'the offending input: a field or query parameter by name ("email", "limit", "cursor"), dotted when nested ("payload.plan"), "body" for the body as a whole',
+      examples: ['email'],
+    }),
     message: Type.String({ description: 'what is wrong with it', examples: ['must match format "email"'] }),
   },
   { additionalProperties: false },

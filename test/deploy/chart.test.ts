@@ -99,8 +99,8 @@ t.test('production install: Ingress with TLS, proxy trusted, HPAs, external secr
   t.equal(envOf(gateway).get('TRACKING_RATE_LIMIT_PER_MIN')?.value, '240', "a service's own variable from values");
   t.equal(envOf(gateway).get('DATABASE_URL')?.valueFrom?.secretKeyRef?.name, 'affiliate-platform-secrets');
   t.equal(envOf(gateway).get('NATS_URL')?.value, 'nats://nats.messaging.svc:4222');
-  for (const service of ['affiliates', 'commissions']) {
-    t.equal(envOf(deploymentOf(objects, service)!).get('PUBLIC_BASE_URL')?.value, 'https://api.affiliates.example.com', `${service}: referral links on the public host`);
+  for (const service of ['gateway', 'affiliates', 'commissions']) {
+    t.equal(envOf(deploymentOf(objects, service)!).get('PUBLIC_BASE_URL')?.value, 'https://api.affiliates.example.com', `${service}: referral links and the OpenAPI server on the public host`);
   }
   t.same(gateway.spec.template.spec.imagePullSecrets, [{ name: 'registry-credentials' }]);
   t.equal(containerOf(gateway).image, 'registry.example.com/affiliate-platform:0.1.0');

@@ -228,3 +228,19 @@ t.test('the response checker used by every test can fail', async (t) => {
   await t.rejects(client.get('/api/v1/affiliates'), /does not match/);
   t.equal((await client.get('/api/v1/affiliates', { skipSchemaCheck: true })).status, 200, 'only the check made it fail');
 });
+
+t.test('servers names the gateway; webhook bodies are named components with one union', async (t) => {
+  t.same(doc['servers'], [{ url: 'http://localhost:8080', description: 'the platform gateway (PUBLIC_BASE_URL)' }]);
+  t.same(buildOpenApi('https://api.example.com')['servers'], [{ url: 'https://api.example.com', description: 'the platform gateway (PUBLIC_BASE_URL)' }]);
+  const schemas = (doc['components'] as { schemas: Record<string, any> }).schemas;
+  const webhooks = doc['webhooks'] as Record<string, any>;
+  const union = schemas['WebhookEvent'];
+  t.equal(union.oneOf.length, Object.keys(webhooks).length, 'one member per event type');
+  for (const [type, webhook] of Object.entries(webhooks)) {
+    const ref = webhook.post.requestBody.content['application/json'].schema.$ref as string;
+    t.equal(union.discriminator.mapping[type], ref, `${type}: the union maps its type to its component`);
+    const component = schemas[ref.replace('#/components/schemas/', '')];
+    t.same(component.properties.type, { const: type, type: 'string' }, `${type}: its component is its envelope`);
+  }
+  t.equal(webhooks['affiliate.tier_promoted'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/AffiliateTierPromotedEvent');
+});

@@ -46,7 +46,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const { config, sql, nc, log } = deps;
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
   const rateLimiter = createRateLimiter(sql, config.RATE_LIMIT_BATCH_INTERVAL_MS);
-  const openapi = JSON.stringify(buildOpenApi());
+  const openapi = JSON.stringify(buildOpenApi(config.PUBLIC_BASE_URL));
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests by route and status',

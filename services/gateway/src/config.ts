@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CommonEnv, loadConfig } from '@platform/shared/config';
+import { CommonEnv, loadConfig, PUBLIC_BASE_URL } from '@platform/shared/config';
 
 export const GatewayEnv = Type.Object({
   ...CommonEnv,
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'public HTTP port' }),
   HOST: Type.String({ default: '0.0.0.0' }),
+  PUBLIC_BASE_URL,
   OPS_PORT: Type.Integer({ default: 9100, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
   RPC_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 60000, description: 'how long a service may take to answer' }),
   KEY_CACHE_MS: Type.Integer({

@@ -32,7 +32,7 @@ const RATE_HEADERS = {
  * Builds the OpenAPI 3.1 document from the operation catalogue and its TypeBox schemas, the same objects that
  * validate requests in the services. Schemas carrying a $id become components and are referenced.
  */
-export function buildOpenApi(serverUrl?: string): Json {
+export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
   const components: Record<string, Json> = {};
   const toJson = (schema: TSchema): Json => lift(JSON.parse(JSON.stringify(schema)) as Json, components, true);
 
@@ -76,8 +76,14 @@ export function buildOpenApi(serverUrl?: string): Json {
 
   Object.assign(paths, trackingPaths(toJson));
 
+  // Each event's envelope is a named component (AffiliateCreatedEvent, …) and WebhookEvent their union, told apart by
+  // `type`: a generated client gets one type for whatever its endpoint receives.
   const webhooks: Record<string, Json> = {};
+  const eventRefs: Record<string, string> = {};
   for (const type of DOMAIN_EVENT_TYPES) {
+    const name = `${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Event`;
+    components[name] = toJson(webhookEnvelope(type));
+    eventRefs[type] = `#/components/schemas/${name}`;
     webhooks[type] = {
       post: {
         operationId: `webhook_${type.replace('.', '_')}`,
@@ -90,12 +96,17 @@ export function buildOpenApi(serverUrl?: string): Json {
           { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds' },
           { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: 'space-separated v1,<base64>' },
         ],
-        requestBody: { required: true, content: { 'application/json': { schema: toJson(webhookEnvelope(type)) } } },
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: eventRefs[type] } } } },
         responses: { '200': { description: 'any 2xx acknowledges the delivery' } },
       },
     };
   }
 
+  components['WebhookEvent'] = {
+    description: 'The body of any webhook: the envelope of one of the event types, told apart by `type`.',
+    oneOf: Object.values(eventRefs).map(($ref) => ({ $ref })),
+    discriminator: { propertyName: 'type', mapping: eventRefs },
+  };
   components['Error'] = lift(JSON.parse(JSON.stringify(ErrorEnvelopeSchema)) as Json, components, false);
   const responses: Record<string, Json> = {};
   for (const [status, description] of Object.entries(ERROR_RESPONSES)) {
@@ -115,7 +126,7 @@ export function buildOpenApi(serverUrl?: string): Json {
         'Affiliates with multi-level lineage, commissions, and conversion events attributed by referral cookie or coupon. ' +
         'Every request carries `Authorization: Bearer svc_…`; keys are tenant-scoped and need the Growth plan or higher.',
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    servers: [{ url: serverUrl, description: 'the platform gateway (PUBLIC_BASE_URL)' }],
     tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Meta'].map((name) => ({ name })),
     paths,
     webhooks,
