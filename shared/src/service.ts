@@ -40,7 +40,8 @@ export interface Worker {
 export async function startService(opts: {
   name: string;
   config: CommonConfig & TopologyConfig & { OPS_PORT: number };
-  operations: Operation[];
+  /** The service's operations, or a function that builds them on the service's own pool (for state they keep). */
+  operations: Operation[] | ((runtime: { sql: Sql }) => Operation[]);
   /** The durable consumers this service pulls from (consume.ts consumeDurable): ensured with the streams. */
   consumers?: OwnedConsumer[];
   /**
@@ -82,7 +83,7 @@ export async function startService(opts: {
       read: () => oldestUnpublishedAgeSeconds(sql),
     });
   }
-  const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: opts.operations, log, registry });
+  const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: typeof opts.operations === 'function' ? opts.operations({ sql }) : opts.operations, log, registry });
   const partial = { name, sql, nc, log, registry, relay, topology, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];
   log.info('started', { ops_port: ops.port });

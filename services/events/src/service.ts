@@ -10,7 +10,7 @@ import { deleteCouponOperation } from './operations/delete-coupon.ts';
 import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
 import { startVisitPurge } from './tracking/purge-visits.ts';
-import { RECORDING_SLOTS } from './recording.ts';
+import { createEventRecorder, RECORDING_SLOTS } from './recording.ts';
 import { serveTracking } from './tracking/serve.ts';
 
 /** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
@@ -28,7 +28,12 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     name: 'events',
     config,
     outboxRelay: config.OUTBOX_RELAY && config,
-    operations: [recordEventOperation(attributionSql, config.EVENT_BATCH_INTERVAL_MS), createCouponOperation(), listCouponsOperation(deps), deleteCouponOperation()],
+    operations: ({ sql }) => [
+      recordEventOperation(createEventRecorder(sql, attributionSql, config.EVENT_BATCH_INTERVAL_MS)),
+      createCouponOperation(),
+      listCouponsOperation(deps),
+      deleteCouponOperation(),
+    ],
     workers: async ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
       startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),
