@@ -13,8 +13,27 @@ import { join, resolve } from 'node:path';
  * database dropped, a reserved connection whose server went away). `socket.write` on null then throws from a
  * setImmediate callback, an uncaught exception that takes the whole service down. The guard settles the waiting
  * queries with CONNECTION_CLOSED instead, the same error a query gets when its connection closes under it, and hands
- * the connection back to the pool as closed, so that the next query reconnects it. (A reserved connection that
- * closed is put back as open by its release(); without the second step every later query on it failed.)
+ * the connection back to the pool as closed, so that the next query reconnects it, unless the pool already holds it
+ * as closed or connecting (handing it back again started a second socket on the same connection, whose first one
+ * then lost its 'error' listener: an uncaught `read ECONNRESET` when that socket was reset).
+ *
+ * postgres 3.4.9, a backend terminated (pg_terminate_backend, a restart, a failover) while its connection is busy.
+ * Seen in test/resilience/postgres-loss.test.ts, each a crash or a stall of a service:
+ * - src/connection.js `ReadyForQuery` drops the promise of `fetchArrayTypes()`, the first statement of every new
+ *   connection (porsager/postgres#1192, #1205): when the connection is lost during it, the rejection is unhandled and
+ *   the process exits (`read ECONNRESET` or 57P01, with no stack of ours). The connection's close handling already
+ *   settles what the loss concerns, so the promise's rejection is caught.
+ * - src/connection.js `closed` keeps the in-flight query, the error response and the unsent bytes of the socket that
+ *   closed (porsager/postgres#1223): the next connection replayed the old 57P01 onto its first query, wrote the old
+ *   bytes ahead of its startup message, and during startup the internal query was never settled. They are cleared.
+ * - src/index.js `onclose` hands a queued reserve() to the reconnect as its initial query, which the reconnect drops
+ *   (porsager/postgres#1195): the reserve never settled and its transaction hung, stalling a consumer for good. A
+ *   reserve now stays queued until a connection is handed to it, and leaves the queue when it fails.
+ * - src/index.js `reserve` and `begin`: after the connection of a reserved connection or a transaction closed, the
+ *   pool reconnects it for other queries, but the handle kept running its queries on it (a ROLLBACK could land in
+ *   another caller's transaction) and release() put it back as open under its new user (porsager/postgres#1199,
+ *   #1186). The handle now fails its queued and later queries with the close's error, and release() leaves the
+ *   connection to the pool.
  *
  * postgres 3.4.9, src/queue.js `remove`: the pool's queues keep the slots they shifted (as undefined) until they
  * empty, and `remove` searched from the first slot. A connection taken from the busy queue for one more pipelined
@@ -23,12 +42,14 @@ import { join, resolve } from 'node:path';
  * pool of 10, and 1.9 % of the affiliates service's CPU under the benchmark's load (perf). The fix searches
  * the live part only and drops the dead slots once they outnumber the live ones.
  */
+// The package exports no package.json: its CommonJS entry is <root>/cjs/src/index.js.
+const postgresRoot = () => resolve(createRequire(import.meta.url).resolve('postgres'), '../../..');
+
 const fixes = [
   {
     name: 'postgres: nextWrite on a closed socket',
     files: ['src/connection.js', 'cjs/src/connection.js'],
-    // The package exports no package.json: its CommonJS entry is <root>/cjs/src/index.js.
-    root: () => resolve(createRequire(import.meta.url).resolve('postgres'), '../../..'),
+    root: postgresRoot,
     from: `  function nextWrite(fn) {
     const x = socket.write(chunk, fn)`,
     to: `  function nextWrite(fn) {
@@ -36,15 +57,160 @@ const fixes = [
       chunk = nextWriteTimer = null
       const err = Errors.connection('CONNECTION_CLOSED', options)
       error(err)
-      onclose(connection, err)
+      connection.queue !== queues.closed && connection.queue !== queues.connecting && onclose(connection, err)
       return false
     }
     const x = socket.write(chunk, fn)`,
   },
   {
+    name: 'postgres: a failed fetch of array types is not an unhandled rejection',
+    files: ['src/connection.js', 'cjs/src/connection.js'],
+    root: postgresRoot,
+    from: `        initial.reserve && (initial = null)
+        return fetchArrayTypes()`,
+    to: `        initial.reserve && (initial = null)
+        return fetchArrayTypes().catch(() => {}) // patched by scripts/patch-dependencies.ts (porsager/postgres#1192)`,
+  },
+  {
+    name: 'postgres: a closed socket leaves nothing to the next one',
+    files: ['src/connection.js', 'cjs/src/connection.js'],
+    root: postgresRoot,
+    from: `    socket.removeAllListeners()
+    socket = null
+
+    if (initial)
+      return reconnect()
+
+    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+`,
+    to: `    socket.removeAllListeners()
+    socket = null
+    chunk = null // patched by scripts/patch-dependencies.ts (porsager/postgres#1223)
+
+    if (initial) {
+      query && query !== initial && queryError(query, Errors.connection('CONNECTION_CLOSED', options))
+      query = errorResponse = null
+      return reconnect()
+    }
+
+    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    query = errorResponse = null
+`,
+  },
+  {
+    name: 'postgres: a queued reserve survives the close of the connection it waited for',
+    files: ['src/index.js', 'cjs/src/index.js'],
+    root: postgresRoot,
+    from: `    queries.length && connect(c, queries.shift())
+  }`,
+    to: `    queries.length && connect(c, queries.peek().reserve ? queries.peek() : queries.shift()) // patched (porsager/postgres#1195)
+  }`,
+  },
+  {
+    name: 'postgres: the queue shows its first entry without taking it (for the fix above)',
+    files: ['src/queue.js', 'cjs/src/queue.js'],
+    root: postgresRoot,
+    from: `    push: (x) => (xs.push(x), x),`,
+    to: `    peek: () => xs[index], // patched by scripts/patch-dependencies.ts
+    push: (x) => (xs.push(x), x),`,
+  },
+  {
+    name: 'postgres: a reserved connection that closed is not used or released again',
+    files: ['src/index.js', 'cjs/src/index.js'],
+    root: postgresRoot,
+    from: `        const query = { reserve: resolve, reject }
+        queries.push(query)
+        closed.length && connect(closed.shift(), query)
+      })
+
+    move(c, reserved)
+    c.reserved = () => queue.length
+      ? c.execute(queue.shift())
+      : move(c, reserved)
+    c.reserved.release = true
+
+    const sql = Sql(handler)
+    sql.release = () => {
+      c.reserved = null
+      onopen(c)
+    }
+
+    return sql
+
+    function handler(q) {
+      c.queue === full`,
+    to: `        // patched by scripts/patch-dependencies.ts: a reserve that failed leaves the queue (porsager/postgres#1195)
+        const query = { reserve: resolve, reject: e => (queries.remove(query), reject(e)) }
+        queries.push(query)
+        closed.length && connect(closed.shift(), query)
+      })
+
+    move(c, reserved)
+    c.reserved = () => queue.length
+      ? c.execute(queue.shift())
+      : move(c, reserved)
+    c.reserved.release = true
+    // patched by scripts/patch-dependencies.ts: once closed, the connection is the pool's (porsager/postgres#1199)
+    let lost = null
+    c.onclose = e => {
+      lost = e || Errors.connection('CONNECTION_CLOSED', options)
+      while (queue.length) queue.shift().reject(lost)
+    }
+
+    const sql = Sql(handler)
+    sql.release = () => {
+      if (lost) return
+      c.onclose = null
+      c.reserved = null
+      onopen(c)
+    }
+
+    return sql
+
+    function handler(q) {
+      if (lost) return q.reject(lost)
+      c.queue === full`,
+  },
+  {
+    name: 'postgres: a transaction whose connection closed runs nothing more on it',
+    files: ['src/index.js', 'cjs/src/index.js'],
+    root: postgresRoot,
+    from: `      , prepare = null
+
+    try {
+      await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      return await Promise.race([
+        scope(connection, fn),
+        new Promise((_, reject) => connection.onclose = reject)
+      ])`,
+    to: `      , prepare = null
+      , lost = null // patched by scripts/patch-dependencies.ts (porsager/postgres#1186)
+
+    try {
+      await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      return await Promise.race([
+        scope(connection, fn),
+        new Promise((_, reject) => connection.onclose = e => {
+          lost = e || Errors.connection('CONNECTION_CLOSED', options)
+          while (queries.length) queries.shift().reject(lost)
+          reject(lost)
+        })
+      ])`,
+  },
+  {
+    name: 'postgres: a transaction whose connection closed fails its later queries',
+    files: ['src/index.js', 'cjs/src/index.js'],
+    root: postgresRoot,
+    from: `        q.catch(e => uncaughtError || (uncaughtError = e))
+        c.queue === full`,
+    to: `        q.catch(e => uncaughtError || (uncaughtError = e))
+        if (lost) return q.reject(lost) // patched by scripts/patch-dependencies.ts (porsager/postgres#1186)
+        c.queue === full`,
+  },
+  {
     name: 'postgres: queue removal searches only live slots',
     files: ['src/queue.js', 'cjs/src/queue.js'],
-    root: () => resolve(createRequire(import.meta.url).resolve('postgres'), '../../..'),
+    root: postgresRoot,
     from: `    remove: (x) => {
       const index = xs.indexOf(x)
       return index === -1

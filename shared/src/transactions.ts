@@ -14,6 +14,17 @@ import type { Queryable, Sql } from './db.ts';
  */
 type Statements<T extends Record<string, unknown>> = { [K in keyof T]: Promise<T[K]> };
 
+/**
+ * Marks a statement's failure as handled now; its outcome is still read later (awaited or settled). A statement can
+ * fail before the code that reads it runs (after a `setImmediate`, or after awaiting another): when the connection
+ * of the reserved handle has closed, the driver fails every later statement at once, and an unhandled rejection
+ * would end the process.
+ */
+function observed<P extends Promise<unknown>>(statement: P): P {
+  statement.catch(() => {});
+  return statement;
+}
+
 /** The answers of `statements`, by name, from their settled promises (in key order). */
 function answersOf<T extends Record<string, unknown>>(names: string[], values: unknown[]): T {
   const answers: Record<string, unknown> = {};
@@ -34,7 +45,7 @@ export async function inTransaction<T>(
   const tx = reserved as unknown as Queryable;
   let open = false;
   try {
-    const begun = reserved`begin`.execute();
+    const begun = observed(reserved`begin`.execute());
     open = true;
     const { result, last } = await work(tx, begun);
     const committed = reserved`commit`.execute();
@@ -65,10 +76,10 @@ export async function inOneTrip<T extends Record<string, unknown>>(sql: Sql, sta
     // Set before any query reaches the connection, so before the driver's own immediate that writes what is
     // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.
     const queued = new Promise<void>((resolve) => setImmediate(resolve));
-    pending = [reserved`begin`.execute()];
+    pending = [observed(reserved`begin`.execute())];
     const named = statements(tx);
     names = Object.keys(named);
-    pending.push(...Object.values<Promise<unknown>>(named));
+    for (const statement of Object.values<Promise<unknown>>(named)) pending.push(observed(statement));
     await queued;
     pending.push(reserved`commit`.execute());
   } catch (err) {
@@ -106,9 +117,11 @@ export async function inTwoTrips<A, T extends Record<string, unknown>>(
     const queued = new Promise<void>((resolve) => setImmediate(resolve));
     const named = statements(tx, a);
     const names = Object.keys(named);
-    const all = Promise.all(Object.values<Promise<unknown>>(named)).then((v) => {
-      values = answersOf<T>(names, v);
-    });
+    const all = observed(
+      Promise.all(Object.values<Promise<unknown>>(named)).then((v) => {
+        values = answersOf<T>(names, v);
+      }),
+    );
     await queued;
     return { result: undefined, last: all };
   });
