@@ -15,14 +15,22 @@ import { startDispatcher } from './webhooks.ts';
  * file's own database and NATS prefix, a merchant with one affiliate and its coupon, and a webhook receiver
  * subscribed to affiliate.created and commission.created: what the fault tests drive and watch.
  */
-export async function startFullStack(t: TestLike, opts: { natsUrl?: string; env?: Record<string, string> } = {}) {
+export async function startFullStack(
+  t: TestLike,
+  opts: {
+    natsUrl?: string;
+    env?: Record<string, string>;
+    /** The merchant's plan and key limit (bursts and their retries outgrow the growth plan's default limit). */
+    merchant?: Parameters<Platform['merchant']>[0];
+  } = {},
+) {
   const platform = await startPlatform(t, { natsUrl: opts.natsUrl, env: { LOG_LEVEL: 'info', ...opts.env } });
   const eventsLog = captureLogger('events');
   const events = await startEventsService(loadEventsConfig({ ...platform.env }), eventsLog.log);
   t.teardown(() => events.close());
   const commissions = await startCommissions(t, platform);
   const dispatcher = await startDispatcher(t, platform, opts.env);
-  const merchant = await platform.merchant();
+  const merchant = await platform.merchant(opts.merchant);
   await setSettings(platform.sql, merchant.id, { default_rate: 0.1 });
   const affiliate = await createAffiliate(merchant.client, 'lead@example.com');
   await createCoupon(merchant.client, affiliate.id, 'LEAD10');
