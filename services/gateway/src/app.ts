@@ -44,6 +44,10 @@ export interface GatewayDeps {
  */
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, sql, nc, log } = deps;
+  // While NATS reconnects (a server restarted) the connection has no server info: the last server's limit still
+  // applies, and the request then waits for the reconnection or answers UNAVAILABLE after RPC_TIMEOUT_MS (not 500).
+  let lastMaxPayload = nc.info?.max_payload ?? 1024 * 1024;
+  const maxPayload = () => (lastMaxPayload = nc.info?.max_payload ?? lastMaxPayload);
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
   const rateLimiter = createRateLimiter(sql, config.RATE_LIMIT_BATCH_INTERVAL_MS);
   const openapi = JSON.stringify(buildOpenApi(config.PUBLIC_BASE_URL));
@@ -184,7 +188,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       const key = res.locals['key'] as KeyRecord;
       const result = await forward(
         deps.requester,
-        nc.info!.max_payload,
+        maxPayload(),
         config.NATS_PREFIX,
         op,
         {
