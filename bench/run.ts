@@ -14,6 +14,7 @@ import { summariseProfile } from './profile.ts';
 import { cpuTable, loadTable, mb, memoryTable, pct, verdictTable, writeFigures, type MemoryRow, type Row, type Verdict } from './report.ts';
 import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
+import { runDashboard } from './dashboard.ts';
 import { runWebhooks } from './webhooks.ts';
 
 /**
@@ -27,8 +28,8 @@ import { runWebhooks } from './webhooks.ts';
  * BENCH_AFFILIATES (100000), BENCH_PROFILE=1 (CPU profiles of both services, summarised at the end),
  * BENCH_WRITE_DOC=0 (leave docs/PERFORMANCE.md alone), BENCH_LOG_LEVEL (the services' LOG_LEVEL, warn),
  * BENCH_SERVICE_NODE_ARGS (extra node flags for every service, e.g. --max-semi-space-size=8),
- * BENCH_ONLY (comma list of affiliates, events, webhooks; default all three: the events and webhooks scenarios run after
- * the affiliates ones, see bench/events.ts and bench/webhooks.ts for their own variables; a partial run leaves
+ * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard; default all four: the events, webhooks and dashboard
+ * scenarios run after the affiliates ones, see bench/events.ts, bench/webhooks.ts and bench/dashboard.ts for their own variables; a partial run leaves
  * docs/PERFORMANCE.md alone unless BENCH_WRITE_DOC=1), BENCH_SERVICE_ENV (NAME=value … for the affiliates, events, commissions and
  * dispatcher services, e.g. "DATABASE_POOL_SIZE=20 CONVERSION_CONCURRENCY=8").
  */
@@ -342,6 +343,7 @@ async function main(): Promise<void> {
   const parts: { title: string; result: PartResult }[] = [];
   if (only.has('events')) parts.push({ title: 'Conversion events: POST /api/v1/events and event → commission', result: await runEvents(context) });
   if (only.has('webhooks')) parts.push({ title: 'Webhook delivery', result: await runWebhooks(context) });
+  if (only.has('dashboard')) parts.push({ title: 'Merchant dashboard', result: await runDashboard(context) });
   memory.stop();
 
   const memRows: MemoryRow[] = [

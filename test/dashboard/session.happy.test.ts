@@ -75,3 +75,11 @@ t.test('the dashboard’s pages: index.html for every path, hashed assets cached
   t.equal(unknownApi.status, 404);
   t.equal(((await unknownApi.json()) as { error: { code: string } }).error.code, 'NOT_FOUND');
 });
+
+t.test('in development (plain http on a developer’s machine) the cookie is not Secure', async (t) => {
+  const dev = await startDashboardPlatform(t, { env: { APP_ENV: 'development' } });
+  const m = await dashboardMerchant(dev.platform);
+  const signed = await signInHttp(dev.platform.baseUrl, m.email);
+  t.equal(signed.status, 201);
+  t.match(signed.setCookie, /^dash_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
+});

@@ -14,8 +14,8 @@ import { startDispatcher } from './webhooks.ts';
  */
 export const PASSWORD = 'correct horse battery';
 
-export async function startDashboardPlatform(t: TestLike, opts: { services?: ('events' | 'commissions' | 'dispatcher')[] } = {}) {
-  const platform = await startPlatform(t, { env: { LOG_LEVEL: 'info' } });
+export async function startDashboardPlatform(t: TestLike, opts: { services?: ('events' | 'commissions' | 'dispatcher')[]; env?: Record<string, string> } = {}) {
+  const platform = await startPlatform(t, { env: { LOG_LEVEL: 'info', ...opts.env } });
   const services = new Set(opts.services ?? []);
   if (services.has('events')) {
     const events = await startEventsService(loadEventsConfig({ ...platform.env }), captureLogger('events').log);

@@ -35,10 +35,11 @@ export function WebhookPage(props: { endpointId: string }) {
             <EditEndpoint endpoint={e} onSaved={endpoint.reload} />
             <Secret endpointId={e.id} />
             <TestEvent endpointId={e.id} types={e.event_types} onSent={() => setRound((r) => r + 1)} />
-            <Deliveries endpointId={e.id} refresh={round} />
           </>
         )}
       </Loaded>
+      {/* Loaded beside the endpoint, not after it: the log does not wait for the endpoint's round trip. */}
+      {endpoint.error ? null : <Deliveries endpointId={props.endpointId} refresh={round} />}
     </Page>
   );
 }
