@@ -90,6 +90,23 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
   await bulk.getByRole('button', { name: 'Replay 2' }).click();
   await bulk.getByText('2 deliveries scheduled again.').waitFor();
   await eventually(async () => (receiver.received.length === beforeBulk + 2 ? true : undefined), 5000, 'the bulk replay');
+
+  // Settings: event types and threshold saved, disabled and enabled again, through the API's update operation.
+  await page.getByRole('group', { name: 'Events sent to this endpoint' }).getByLabel('affiliate.created').uncheck();
+  await page.getByLabel('Failure threshold').fill('7');
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.getByText('of 7 before it is disabled').waitFor();
+  await page.getByRole('button', { name: 'Disable endpoint' }).click();
+  await page.getByRole('button', { name: 'Enable endpoint' }).waitFor();
+  // A starter merchant has no working key: the stored row is read instead.
+  const stored = async () => (await platform.sql`select enabled, disabled_reason, failure_threshold, event_types from webhook_endpoints where id = ${endpointId}`)[0]!;
+  t.match(await stored(), { enabled: false, disabled_reason: 'manual', failure_threshold: 7 });
+  await page.getByRole('button', { name: 'Enable endpoint' }).click();
+  await page.getByRole('button', { name: 'Disable endpoint' }).waitFor();
+  const saved = await stored();
+  t.equal(saved['enabled'], true);
+  t.equal((saved['event_types'] as string[]).length, 11, 'eleven event types left');
+  t.notOk((saved['event_types'] as string[]).includes('affiliate.created'), 'affiliate.created no longer sent');
   t.same(consoleErrors, [], 'no console error');
 });
 

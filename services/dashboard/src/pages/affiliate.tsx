@@ -5,7 +5,7 @@ import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page, Pager, Status 
 
 type Affiliate = Schemas['Affiliate'];
 
-/** The moves decisions §5 allows from each status. */
+/** The status moves the API allows from each status. */
 const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: string }[]> = {
   pending: [
     { to: 'approved', label: 'Approve' },

@@ -4,7 +4,7 @@ import { useAction, useLoad } from '../hooks.ts';
 import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page } from '../ui.tsx';
 
 type Scope = 'read' | 'write' | '*';
-/** The presets of decisions §2, and write-only for server-side event ingestion. */
+/** The scope presets (as docs and CLI name them), and write-only for server-side event ingestion. */
 const PRESETS: { id: string; label: string; scopes: Scope[] }[] = [
   { id: 'read', label: 'Read-only', scopes: ['read'] },
   { id: 'read-write', label: 'Read & write', scopes: ['read', 'write'] },

@@ -11,7 +11,8 @@ type Limiter = ReturnType<typeof createSigninLimiter>;
 
 /**
  * What the Webhooks page needs beyond the public API: the secret revealed again after the password is entered again
- * (decisions §9), and the count of a bulk replay before it is confirmed. The replay itself goes through the API.
+ * (the API shows it on create and rotate only), and the count of a bulk replay before it is confirmed. The replay
+ * itself goes through the API.
  */
 export function webhookRoutes(limiter: Limiter, config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'> | null) {
   return [
