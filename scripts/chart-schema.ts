@@ -58,7 +58,7 @@ function serviceSchema(name: string, env: TObject) {
   );
 }
 
-export function chartValuesSchema(): TObject {
+function chartValuesSchema(): TObject {
   const missing = SERVICES.filter((service) => !SERVICE_ENV[service]);
   if (missing.length) throw new Error(`chart-schema: no configuration schema for ${missing.join(', ')}`);
   const commonEnv = without(CommonEnv, CHART_MANAGED_ENV);

@@ -32,7 +32,7 @@ function lookup(from: string, name: string): string | null {
 const sameFile = (a: string, b: string) => existsSync(b) && readFileSync(a).equals(readFileSync(b));
 
 /** Every package folder the named packages need at run time: dependencies, and optional or peer ones installed. */
-export function packageClosure(names: string[]): string[] {
+function packageClosure(names: string[]): string[] {
   const found = new Set<string>();
   const visit = (from: string, name: string, required: boolean) => {
     const dir = lookup(from, name);

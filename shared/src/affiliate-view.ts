@@ -34,7 +34,7 @@ export const affiliateViewColumns = (sql: Queryable) => sql`
   m.settings->>'tracking_host' as tracking_host`;
 
 /** A timestamptz column as the API prints it: 2026-01-31T12:00:00.000Z. */
-export const isoTimestamp = (sql: Queryable, column: 'a.created_at' | 'a.updated_at') =>
+const isoTimestamp = (sql: Queryable, column: 'a.created_at' | 'a.updated_at') =>
   sql`to_char(${sql.unsafe(column)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Built field by field, so a column added to the table is never exposed by accident. */

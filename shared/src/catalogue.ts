@@ -27,7 +27,7 @@ export function rpcSubject(prefix: string, service: ServiceName, operation: stri
 }
 
 /** What the gateway sends. The merchant comes from the authenticated key, never from the caller's input. */
-export const RpcRequestSchema = Type.Object({
+const RpcRequestSchema = Type.Object({
   request_id: Type.String(),
   merchant_id: Type.String(),
   key_id: Type.String(),
@@ -85,7 +85,7 @@ export function domainEventSubject(prefix: string, type: DomainEventType): strin
 
 // ---- conversion events (internal: events service → commissions service) ----------------------------------------
 
-export const CONVERSION_EVENT_TYPES = ['conversion.recorded'] as const;
+const CONVERSION_EVENT_TYPES = ['conversion.recorded'] as const;
 export type ConversionEventType = (typeof CONVERSION_EVENT_TYPES)[number];
 
 /** Everything the outbox carries: the twelve domain events (webhooks) and the internal conversion events. */

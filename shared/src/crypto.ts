@@ -52,7 +52,7 @@ export function decryptSecretWithAny(keys: readonly Buffer[], stored: string): {
   throw new UndecryptableSecret();
 }
 
-export function decryptSecret(master: Buffer, stored: string): string {
+function decryptSecret(master: Buffer, stored: string): string {
   const [version, iv, tag, ciphertext] = stored.split(':');
   if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('unrecognised encrypted value');
   const key = createHmacKey(master, 'secrets-at-rest');

@@ -16,12 +16,12 @@ export interface CursorScope {
   filters: Record<string, unknown>;
 }
 
-export function encodeCursor(key: Buffer, scope: CursorScope, position: CursorPosition): string {
+function encodeCursor(key: Buffer, scope: CursorScope, position: CursorPosition): string {
   const payload = Buffer.from(JSON.stringify([position.created_at, position.id])).toString('base64url');
   return `${payload}.${sign(key, scope, payload)}`;
 }
 
-export function decodeCursor(key: Buffer, scope: CursorScope, cursor: string): CursorPosition {
+function decodeCursor(key: Buffer, scope: CursorScope, cursor: string): CursorPosition {
   const bad = () => invalidInput('cursor', 'is not a cursor issued for this list');
   const dot = cursor.indexOf('.');
   if (dot <= 0) throw bad();

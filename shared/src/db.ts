@@ -34,7 +34,7 @@ export function connectDatabase(
 }
 
 /** Postgres error codes the services turn into API errors. */
-export const PG_UNIQUE_VIOLATION = '23505';
+const PG_UNIQUE_VIOLATION = '23505';
 
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string };

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-export const ID_PREFIXES = ['mer', 'aff', 'com', 'evt', 'key', 'we', 'msg', 'dlv', 'tier', 'cpn', 'vis', 'po', 'req', 'usr'] as const;
+const ID_PREFIXES = ['mer', 'aff', 'com', 'evt', 'key', 'we', 'msg', 'dlv', 'tier', 'cpn', 'vis', 'po', 'req', 'usr'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
@@ -47,7 +47,7 @@ function nextRandom(size: number): Buffer {
   return bytes;
 }
 
-export function idPattern(prefix: IdPrefix): RegExp {
+function idPattern(prefix: IdPrefix): RegExp {
   return new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`);
 }
 

@@ -15,7 +15,7 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
   CLF: 4, UYW: 4,
 };
 
-export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
+const CURRENCY_PATTERN = /^[A-Z]{3}$/;
 
 export function isCurrencyCode(value: unknown): value is string {
   return typeof value === 'string' && CURRENCY_PATTERN.test(value);
@@ -28,7 +28,7 @@ export function minorUnitDigits(currency: string): number {
 }
 
 /** A non-negative decimal written plainly ("19.99", "0", "1200"): the form amounts travel in between services. */
-export const DECIMAL_PATTERN = /^(0|[1-9]\d{0,14})(\.\d{1,12})?$/;
+const DECIMAL_PATTERN = /^(0|[1-9]\d{0,14})(\.\d{1,12})?$/;
 
 export function isDecimalString(value: unknown): value is string {
   return typeof value === 'string' && DECIMAL_PATTERN.test(value);
@@ -39,9 +39,4 @@ export function decimalPlaces(amount: string): number {
   const dot = amount.indexOf('.');
   if (dot < 0) return 0;
   return amount.slice(dot + 1).replace(/0+$/, '').length;
-}
-
-/** True when the amount is no finer than the currency's minor unit ("1.5" JPY is not, "1.50" USD is). */
-export function fitsMinorUnit(amount: string, currency: string): boolean {
-  return decimalPlaces(amount) <= minorUnitDigits(currency);
 }

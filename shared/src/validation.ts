@@ -23,7 +23,7 @@ export function compileValidator<T>(schema: TSchema, location: Location): (value
   };
 }
 
-export function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
+function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   // A union of literals fails with one `const` error per literal: say once which values are allowed.

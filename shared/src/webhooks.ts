@@ -65,7 +65,7 @@ function secretKey(secret: string): Buffer {
 }
 
 /** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` for one secret. */
-export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
+function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
   return `v1,${mac}`;
 }

@@ -121,10 +121,6 @@ export function startAttemptEngine(opts: {
     }
     kick();
   };
-  const release = (n: number) => {
-    busy -= n;
-    notify();
-  };
 
   const secret = (encrypted: string): string => {
     let plain = secrets.get(encrypted);

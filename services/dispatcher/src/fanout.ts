@@ -1,14 +1,12 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, type DomainEvent } from '@platform/shared/catalogue';
-import type { Sql } from '@platform/shared/db';
 import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
-import type { Logger } from '@platform/shared/log';
 import { parseEnvelope, PoisonMessage } from '@platform/shared/envelope';
 import type { Worker } from '@platform/shared/service';
 import { inTwoTrips } from '@platform/shared/transactions';
-import type { AttemptEngine, ConsumerWorkerOptions } from './attempts.ts';
+import type { ConsumerWorkerOptions } from './attempts.ts';
 import { claimDue, lockEndpoints, type ClaimedDelivery } from './queries/claims.ts';
-import { insertDeliveries, insertMessages, type FannedOut } from './queries/fan-out.ts';
+import { insertDeliveries, insertMessages } from './queries/fan-out.ts';
 
 /** Events fanned out per transaction at most. */
 const FANOUT_BATCH = 500;

@@ -110,7 +110,7 @@ export class RefusedAddressError extends Error {
 }
 
 /** Checks what can be checked without DNS; returns the parsed URL or throws RefusedAddressError with the reason. */
-export function checkUrlShape(raw: string, policy: AddressPolicy): URL {
+function checkUrlShape(raw: string, policy: AddressPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);

@@ -5,7 +5,7 @@ import { Timestamp } from './common.ts';
 
 export const EVENT_PAYLOAD_MAX_BYTES = 16 * 1024;
 /** Amounts stay below this so that every accepted JSON number is an exact decimal of at most 15 significant digits. */
-export const EVENT_AMOUNT_LIMIT = 1e12;
+const EVENT_AMOUNT_LIMIT = 1e12;
 
 const EventType = Type.String({
   pattern: '^[a-z][a-z0-9_.]{0,63}$',

@@ -39,7 +39,7 @@ const PayoutEventData = (failed: boolean) =>
     { additionalProperties: false },
   );
 
-export const EVENT_DATA_SCHEMAS: Record<DomainEventType, TSchema> = {
+const EVENT_DATA_SCHEMAS: Record<DomainEventType, TSchema> = {
   'affiliate.created': Affiliate,
   'affiliate.approved': Affiliate,
   'affiliate.suspended': Affiliate,

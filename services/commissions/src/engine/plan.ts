@@ -143,7 +143,7 @@ export function planConversion(envelope: ConversionEnvelope, settings: MerchantS
 }
 
 /** The fraud rules that this conversion trips (the counts were read with its claim). */
-export function fraudHits(
+function fraudHits(
   affiliate: PlannedAffiliate,
   counts: { byVisit: number; byIp: number },
   visitId: string | null,

@@ -105,7 +105,7 @@ async function processInTransaction(
 ): Promise<{ result: ProcessOutcome[]; last: Promise<unknown> }> {
   outbox.length = 0;
   const at = ctx.now();
-  const conversions: Conversion[] = new Array(envelopes.length);
+  const conversions = new Array<Conversion>(envelopes.length);
   const merchantIds = new Set<string>();
   const allKeys: string[] = [];
   for (let i = 0; i < envelopes.length; i++) {
@@ -137,7 +137,7 @@ async function processInTransaction(
       ? await processOne(tx, conversion, at, ctx.publicBaseUrl, outbox)
       : { kind: 'unknown_merchant' };
   }
-  const results: ProcessOutcome[] = new Array(conversions.length);
+  const results = new Array<ProcessOutcome>(conversions.length);
   for (let i = 0; i < conversions.length; i++) results[i] = conversions[i]!.outcome!;
   return { result: results, last: enqueueEvents(tx, outbox) };
 }
@@ -149,7 +149,7 @@ async function processInTransaction(
  * Sets each conversion's outcome.
  */
 async function processTogether(tx: Queryable, conversions: Conversion[], at: Date, publicBaseUrl: string, outbox: Outbox): Promise<void> {
-  const items: Claimed[] = new Array(conversions.length);
+  const items = new Array<Claimed>(conversions.length);
   const lookups: ContextLookup[] = [];
   for (let k = 0; k < conversions.length; k++) {
     const { envelope, settings } = conversions[k]!;

@@ -1,5 +1,4 @@
 import type { Queryable } from '@platform/shared/db';
-import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 
 export interface CouponRow {
   id: string;
@@ -40,17 +39,4 @@ export async function listCoupons(
 export async function deleteCoupon(sql: Queryable, merchantId: string, id: string): Promise<boolean> {
   const rows = await sql`delete from coupons where merchant_id = ${merchantId} and id = ${id} returning id`;
   return rows.length > 0;
-}
-
-/** The affiliate behind a coupon code (case-insensitive), with its status: only an approved one earns. */
-export async function findCouponOwner(
-  sql: Queryable,
-  merchantId: string,
-  code: string,
-): Promise<{ affiliate_id: string; status: AffiliateStatus } | undefined> {
-  const [row] = await sql<{ affiliate_id: string; status: AffiliateStatus }[]>`
-    select c.affiliate_id, a.status
-    from coupons c join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
-    where c.merchant_id = ${merchantId} and lower(c.code) = lower(${code})`;
-  return row;
 }

@@ -56,7 +56,7 @@ export async function recordVisit(
  * rules count conversions per IP) while the address itself cannot be recovered or looked up without the key.
  * An IPv4 address seen through an IPv6 socket (::ffff:1.2.3.4) hashes like the plain IPv4 one.
  */
-export function hashIp(key: Buffer, ip: string): string {
+function hashIp(key: Buffer, ip: string): string {
   const normalized = ip.trim().toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
   return createHmac('sha256', key).update(normalized).digest('base64url');
 }
