@@ -45,13 +45,18 @@ export async function buildDashboard(outDir: string): Promise<void> {
   });
 }
 
-/** Builds services/dashboard/dist when it is missing or older than a source file (one look at the file times). */
+/**
+ * Builds services/dashboard/dist when it is missing or older than one of its sources or of the gateway's and the
+ * shared code's (the API's documents): one look at the file times.
+ */
 export async function ensureDashboardBuilt(say: (line: string) => void = () => {}): Promise<void> {
   const index = join(SOURCE_BUILD, 'index.html');
   const built = existsSync(index) ? statSync(index).mtimeMs : 0;
   const newest = Math.max(...[join(DASHBOARD_ROOT, 'index.html'), join(DASHBOARD_ROOT, 'build.ts'), ...walk(join(DASHBOARD_ROOT, 'src'))].map((f) => statSync(f).mtimeMs));
-  const gateway = Math.max(...walk(fileURLToPath(new URL('../gateway/src', import.meta.url))).map((f) => statSync(f).mtimeMs));
-  if (built > newest && built > gateway) return;
+  // The typed client comes from the gateway's documents, which the shared catalogue and schemas make.
+  const sources = ['../gateway/src', '../../shared/src'].flatMap((dir) => walk(fileURLToPath(new URL(dir, import.meta.url))));
+  const apiSources = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+  if (built > newest && built > apiSources) return;
   say('building the dashboard (services/dashboard/dist)');
   await buildDashboard(SOURCE_BUILD);
 }

@@ -37,6 +37,18 @@ t.test('an affiliate created in the browser, with a parent, appears in GET /api/
   const [event] = await platform.sql`select type from outbox where merchant_id = ${m.id} and type = 'affiliate.approved' and data->>'id' = ${id}`;
   t.ok(event, 'affiliate.approved emitted');
 
+  // A custom rate and a tier, through the API's update operation.
+  const [tier] = await platform.sql<{ id: string }[]>`
+    insert into tiers (id, merchant_id, name, rate, threshold) values (${`tier_${id.slice(4)}`}, ${m.id}, 'Gold', 0.2, 1000) returning id`;
+  await page.reload();
+  await page.getByLabel('Custom rate (%)').fill('12.5');
+  await page.getByRole('combobox', { name: /^Tier/ }).selectOption({ label: 'Gold (20%)' });
+  await page.getByRole('button', { name: 'Save rate and tier' }).click();
+  await eventually(async () => {
+    const body = (await m.client.get(`/api/v1/affiliates/${id}`)).body;
+    return body.custom_commission_rate === 0.125 && body.tier_id === tier!.id ? true : undefined;
+  }, 5000, 'the rate and tier saved');
+
   await page.getByLabel('New coupon code').fill('NINA10');
   await page.getByRole('button', { name: 'Add coupon' }).click();
   await page.getByText('NINA10', { exact: true }).waitFor();
