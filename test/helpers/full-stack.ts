@@ -20,11 +20,13 @@ export async function startFullStack(
   opts: {
     natsUrl?: string;
     env?: Record<string, string>;
+    /** The services' DATABASE_URL from the file's database URL (a test's TCP proxy, say); the test's own pool connects directly. */
+    serviceDatabaseUrl?: (url: string) => string;
     /** The merchant's plan and key limit (bursts and their retries outgrow the growth plan's default limit). */
     merchant?: Parameters<Platform['merchant']>[0];
   } = {},
 ) {
-  const platform = await startPlatform(t, { natsUrl: opts.natsUrl, env: { LOG_LEVEL: 'info', ...opts.env } });
+  const platform = await startPlatform(t, { natsUrl: opts.natsUrl, env: { LOG_LEVEL: 'info', ...opts.env }, serviceDatabaseUrl: opts.serviceDatabaseUrl });
   const eventsLog = captureLogger('events');
   const events = await startEventsService(loadEventsConfig({ ...platform.env }), eventsLog.log);
   t.teardown(() => events.close());

@@ -87,14 +87,21 @@ export interface Platform {
  */
 export async function startPlatform(
   t: TestLike,
-  opts: { gateways?: number; env?: Record<string, string>; affiliatesEnv?: Record<string, string>; natsUrl?: string } = {},
+  opts: {
+    gateways?: number;
+    env?: Record<string, string>;
+    affiliatesEnv?: Record<string, string>;
+    natsUrl?: string;
+    /** The services' DATABASE_URL from the file's database URL (a test's TCP proxy, say); the test's own pool connects directly. */
+    serviceDatabaseUrl?: (url: string) => string;
+  } = {},
 ): Promise<Platform> {
   const db = await createTestDatabase(t);
   const bus = await createTestNats(t, opts.natsUrl);
   const logs: string[] = [];
   const env: Record<string, string> = {
     APP_ENV: 'test',
-    DATABASE_URL: db.url,
+    DATABASE_URL: opts.serviceDatabaseUrl?.(db.url) ?? db.url,
     DATABASE_POOL_SIZE: '5',
     NATS_URL: opts.natsUrl ?? NATS_URL,
     NATS_PREFIX: bus.prefix,

@@ -5,7 +5,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { operations, type ApiOperation } from '@platform/shared/api';
 import { ApiError, type ErrorDetail } from '@platform/shared/errors';
 import { compileValidator } from '@platform/shared/validation';
-import type { Sql } from '@platform/shared/db';
+import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import type { GatewayConfig } from './config.ts';
@@ -117,14 +117,22 @@ export function createApp(deps: GatewayDeps): express.Express {
         res.setHeader('Cache-Control', 'no-store');
         return next();
       }
-      const key = await authenticate(req);
+      // The key and the rate are read from Postgres: within the same bound as the service's answer, so that an API
+      // call answers 503 UNAVAILABLE in time while the database is unreachable, never waits on it unbounded.
+      // The service gets what is left of the bound (run below).
+      const deadline = Date.now() + config.RPC_TIMEOUT_MS;
+      res.locals['deadline'] = deadline;
+      const key = await withinDeadline(authenticate(req), config.RPC_TIMEOUT_MS);
       if (!key) return sendError(res, 'UNAUTHORIZED', 'A valid API key is required: Authorization: Bearer svc_…');
       res.locals['key'] = key;
       deps.recordUsage(key.keyId);
       // The plan is checked before the rate, so a refused plan takes no slot of the window; its
       // answer still shows the window, as every API response does.
       const planAllowed = API_PLANS.has(key.plan);
-      const rate = planAllowed ? await rateLimiter.consume(key.keyId, key.rateLimitPerMin) : await rateLimiter.peek(key.keyId, key.rateLimitPerMin);
+      const rate = await withinDeadline(
+        planAllowed ? rateLimiter.consume(key.keyId, key.rateLimitPerMin) : rateLimiter.peek(key.keyId, key.rateLimitPerMin),
+        Math.max(1, deadline - Date.now()),
+      );
       res.setHeader('RateLimit-Limit', String(rate.limit));
       res.setHeader('RateLimit-Remaining', String(rate.remaining));
       res.setHeader('RateLimit-Reset', String(rate.resetSeconds));
@@ -135,7 +143,8 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       next();
     } catch (err) {
-      log.error('authentication failed', { err: err as Error, request_id: res.locals['requestId'] });
+      if (isDatabaseUnavailable(err)) log.warn('authentication failed: database unavailable', { err: err as Error, request_id: res.locals['requestId'] });
+      else log.error('authentication failed', { err: err as Error, request_id: res.locals['requestId'] });
       sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');
     }
   });
@@ -186,6 +195,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     };
     const run = async (req: Request, res: Response) => {
       const key = res.locals['key'] as KeyRecord;
+      const deadline = (res.locals['deadline'] as number | undefined) ?? Date.now() + config.RPC_TIMEOUT_MS;
       const result = await forward(
         deps.requester,
         maxPayload(),
@@ -195,12 +205,12 @@ export function createApp(deps: GatewayDeps): express.Express {
           request_id: res.locals['requestId'] as string,
           merchant_id: key.merchantId,
           key_id: key.keyId,
-          deadline: Date.now() + config.RPC_TIMEOUT_MS,
+          deadline,
           params: req.params as Record<string, string>,
           query: req.query as Record<string, unknown>,
           body: op.body ? (req.body ?? {}) : undefined,
         },
-        config.RPC_TIMEOUT_MS,
+        Math.max(1, deadline - Date.now()),
       );
       switch (result.kind) {
         case 'ok':
