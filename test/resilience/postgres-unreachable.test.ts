@@ -11,12 +11,13 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 // through a TCP proxy of this file's, which the test makes unreachable during a paced burst of events and restores:
 // refusing connections (a server down), then swallowing everything (a dropped route: nothing answers, nothing fails).
 // While it is gone every API call answers within the gateway's bound, RPC_TIMEOUT_MS (shortened to 2 s here so that
-// a 4 s outage outlasts it), 201 or 503 UNAVAILABLE with Retry-After, never 500 and never later; every service's
-// /readyz says not ready. Once it is back, without a restart, every event answered 201 (or 200/201 on a retry after
-// a 503) gets exactly one level-0 commission and its webhook, and every service is ready again.
-// Before the fix (shared/src/db.ts, services/gateway/src/app.ts) the pool waited up to 20 s after the server was back
-// before reconnecting (the driver's backoff grows with each refused attempt), and the gateway's key and rate-limit
-// reads had no bound: requests waited on them for as long as the database was gone.
+// a 4 s outage outlasts it), 201 or 503 UNAVAILABLE with Retry-After, never 500 and never later (a public referral
+// link too); every service's /readyz says not ready. Once it is back, without a restart, every event answered 201
+// (or 200/201 on a retry after a 503) gets exactly one level-0 commission and its webhook, and every service is
+// ready again. Before the fix (shared/src/db.ts, services/gateway/src/app.ts and tracking-routes.ts) the pool waited
+// up to 20 s after the server was back before reconnecting (the driver's backoff grows with each refused attempt),
+// and the gateway's key and rate-limit reads had no bound: requests waited on them for as long as the database was
+// gone.
 t.setTimeout(170_000);
 const RPC_TIMEOUT_MS = 2000;
 /** What a loaded CI machine may add to the bound: timers firing late, the answer's own trip. */
@@ -51,12 +52,22 @@ async function outageDuringBurst(t: Asserts & { comment(...m: unknown[]): void }
   await sleep(1000);
   await cut();
   const cutAt = Date.now();
+  // A public referral link during the outage: its rate is read from Postgres too.
+  const referral = (async () => {
+    await sleep(300);
+    const started = Date.now();
+    const res = await fetch(`${stack.platform.baseUrl}/r/${stack.merchant.id}/nobody`, { redirect: 'manual' });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), code: ((await res.json()) as { error?: { code?: string } }).error?.code, took: Date.now() - started };
+  })();
   // Every service notices within its readiness ping (every 2 s, unanswered after 1 s).
   const notReady = await eventually(async () => ((await readyStatuses()).every((s) => s === 503) ? true : undefined), outageMs - 200, 'every service not ready').catch(() => false);
   await sleep(Math.max(0, outageMs - (Date.now() - cutAt)));
   await proxy.restore();
   const { responses, tookMs } = await burst;
   t.ok(notReady, 'every service said not ready while the database was unreachable');
+  const link = await referral;
+  t.same({ status: link.status, code: link.code, retryAfter: link.retryAfter }, { status: 503, code: 'UNAVAILABLE', retryAfter: '1' }, 'a referral link answered 503 UNAVAILABLE with Retry-After');
+  t.ok(link.took <= RPC_TIMEOUT_MS + SLACK_MS, `and within ${RPC_TIMEOUT_MS} ms + ${SLACK_MS} ms (${link.took} ms)`);
   const late = tookMs.filter((ms) => ms > RPC_TIMEOUT_MS + SLACK_MS);
   t.same(late, [], `every call answered within ${RPC_TIMEOUT_MS} ms + ${SLACK_MS} ms (slowest ${Math.max(...tookMs)} ms)`);
   t.ok(responses.filter((r) => r.status === 201).length > 0, 'events recorded around the outage');

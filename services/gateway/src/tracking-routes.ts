@@ -11,6 +11,7 @@ import {
   type TrackReferralRequest,
   type TrackVisitRequest,
 } from '@platform/shared/catalogue';
+import { withinDeadline } from '@platform/shared/db';
 import { encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
@@ -57,7 +58,8 @@ export function createTrackingRoutes(deps: {
     const counter = `visits:${createHmac('sha256', ipKey).update(req.ip).digest('base64url')}`;
     let rate: RateDecision;
     try {
-      rate = await deps.consumeRate(counter, config.TRACKING_RATE_LIMIT_PER_MIN);
+      // A bounded wait, as for the API's rate (app.ts): the database may be unreachable.
+      rate = await withinDeadline(deps.consumeRate(counter, config.TRACKING_RATE_LIMIT_PER_MIN), config.RPC_TIMEOUT_MS);
     } catch {
       return sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');
     }
