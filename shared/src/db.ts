@@ -90,7 +90,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     code === 'DATABASE_DEADLINE' || // withinDeadline
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
+    code === 'EPIPE' || // a write on a socket the server closed (a backend terminated under it)
     code === 'ETIMEDOUT' ||
+    code === '53300' || // too_many_connections: the server is full, as unavailable for now as one that is down
     code === 'EHOSTUNREACH' ||
     code.startsWith('08') || // connection exception
     code === '57P01' || // admin_shutdown (pg_terminate_backend)

@@ -100,12 +100,20 @@ export async function startService(opts: {
       })();
       // Work that waits on a database that has gone away may never settle (the driver can leave a query queued for
       // a connection that will not come back): after the bound, the connections are closed, which fails it.
-      const inTime = await Promise.race([stopped.then(() => true), new Promise<boolean>((r) => setTimeout(r, DRAIN_BOUND_MS, false).unref())]);
+      // A part that fails to stop (its connection lost) must not keep the rest from closing.
+      const settled = stopped.then(
+        () => true,
+        (err: unknown) => {
+          log.warn('a worker failed to stop; closing connections', { err });
+          return true;
+        },
+      );
+      const inTime = await Promise.race([settled, new Promise<boolean>((r) => setTimeout(r, DRAIN_BOUND_MS, false).unref())]);
       if (!inTime) log.warn('work still in flight when the drain bound passed; closing connections', { bound_ms: DRAIN_BOUND_MS });
       readiness.stop();
       await ops.close();
       await nc.drain().catch(() => {});
-      await sql.end({ timeout: 5 });
+      await sql.end({ timeout: 5 }).catch((err: unknown) => log.warn('closing the database pool failed', { err }));
       log.info('stopped');
     },
   };

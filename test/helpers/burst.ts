@@ -62,7 +62,15 @@ export async function assertProcessedOnce(t: Test, stack: FullStack, tag: string
   await eventually(async () => {
     const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
     return orders.every((o) => counts.has(o)) ? true : undefined;
-  }, timeoutMs, 'a level-0 commission for every event');
+  }, timeoutMs, 'a level-0 commission for every event').catch(async (err: unknown) => {
+    // What the services said, to tell a slow recovery from a stalled one.
+    const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
+    t.comment(`missing: ${orders.filter((o) => !counts.has(o)).length} of ${count}`);
+    for (const [name, lines] of Object.entries(stack.logs)) {
+      t.comment(`${name}: ${lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-8).join('\n')}`);
+    }
+    throw err;
+  });
   await sleep(2000); // any duplicate would have appeared by now
   const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
   t.equal(counts.size, count, 'every event has its commission');

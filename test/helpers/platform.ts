@@ -27,6 +27,19 @@ export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
 const randomName = () => randomBytes(5).toString('hex');
 
+/**
+ * A teardown step that cannot fail the ones after it: tap stops at the first teardown that rejects, and what it
+ * would have stopped next (a nats-server child, a proxy's listener) then keeps the test process alive until its
+ * timeout. The failure is reported, not thrown.
+ */
+export const bestEffort = (what: string, step: () => Promise<unknown>) => async () => {
+  try {
+    await step();
+  } catch (err) {
+    process.stderr.write(`teardown: ${what} failed: ${(err as Error).message}\n`);
+  }
+};
+
 /** A fresh database of its own (migrated unless `migrated: false`), dropped at teardown. */
 export async function createTestDatabase(t: TestLike, opts: { migrated?: boolean } = {}): Promise<{ url: string; sql: Sql }> {
   const name = `t_${randomName()}`;
@@ -36,11 +49,22 @@ export async function createTestDatabase(t: TestLike, opts: { migrated?: boolean
   url.pathname = `/${name}`;
   const sql = connectDatabase(url.toString(), { max: 5, applicationName: 'test' });
   if (opts.migrated !== false) await migrate(sql);
-  t.teardown(async () => {
-    await sql.end({ timeout: 1 });
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end();
-  });
+  t.teardown(
+    bestEffort(`dropping database ${name}`, async () => {
+      await sql.end({ timeout: 1 }).catch(() => {});
+      // A server briefly full (too many connections) refuses the drop: try again a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await admin.unsafe(`drop database if exists "${name}" with (force)`);
+          break;
+        } catch (err) {
+          if (attempt >= 5) throw err;
+          await sleep(500);
+        }
+      }
+      await admin.end({ timeout: 1 });
+    }),
+  );
   return { url: url.toString(), sql };
 }
 
@@ -49,13 +73,18 @@ export async function createTestNats(t: TestLike, natsUrl = NATS_URL): Promise<{
   const prefix = `t${randomName()}`;
   const nc = await connectNats(natsUrl, 'test');
   await ensureStreams(nc, prefix);
-  t.teardown(async () => {
-    const jsm = await jetstreamManager(nc);
-    for await (const s of jsm.streams.list()) {
-      if (s.config.name.startsWith(prefix.toUpperCase() + '_')) await jsm.streams.delete(s.config.name).catch(() => {});
-    }
-    await nc.drain();
-  });
+  t.teardown(
+    bestEffort(`deleting the streams of ${prefix}`, async () => {
+      try {
+        const jsm = await jetstreamManager(nc);
+        for await (const s of jsm.streams.list()) {
+          if (s.config.name.startsWith(prefix.toUpperCase() + '_')) await jsm.streams.delete(s.config.name).catch(() => {});
+        }
+      } finally {
+        await nc.drain().catch(() => nc.close());
+      }
+    }),
+  );
   return { prefix, nc };
 }
 
@@ -115,10 +144,12 @@ export async function startPlatform(
   const affiliates = await startAffiliatesService(loadAffiliatesConfig({ ...env, ...opts.affiliatesEnv }), logger('affiliates'));
   const gateways: RunningGateway[] = [];
   for (let i = 0; i < (opts.gateways ?? 1); i++) gateways.push(await startGateway(loadGatewayConfig(env), logger(`gateway-${i}`)));
-  t.teardown(async () => {
-    for (const g of gateways) await g.close();
-    await affiliates.close();
-  });
+  t.teardown(
+    bestEffort('stopping the gateways and the affiliates service', async () => {
+      for (const g of gateways) await g.close();
+      await affiliates.close();
+    }),
+  );
   const baseUrl = `http://127.0.0.1:${gateways[0]!.port}`;
   const platform: Platform = {
     sql: db.sql,

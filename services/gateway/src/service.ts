@@ -85,7 +85,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       await ops.close();
       requester.close();
       await nc.drain().catch(() => {});
-      await sql.end({ timeout: 5 });
+      await sql.end({ timeout: 5 }).catch((err: unknown) => log.warn('closing the database pool failed', { err }));
       log.info('stopped');
     },
   };
