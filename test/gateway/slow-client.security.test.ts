@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { startPlatform } from '../helpers/platform.ts';
+import { parseRawAnswer } from '../helpers/raw-http.ts';
 
 // Slow clients cannot hold the gateway's connections: headers must arrive within 10 s, the whole request within
 // 30 s, and an idle keep-alive connection is closed after 5 s. A client cut off before anything was written to it
@@ -41,13 +42,6 @@ function trickleUntilClosed(start: string, trickle: string): Promise<Cut> {
   });
 }
 
-function parse(raw: string) {
-  const [head, body] = raw.split('\r\n\r\n');
-  const [statusLine, ...headerLines] = head!.split('\r\n');
-  const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-  return { statusLine, headers, body: JSON.parse(body ?? 'null') };
-}
-
 t.test('headers a byte a second, a body a byte a second, an idle keep-alive connection: each cut off in time', async (t) => {
   const headers = `GET /api/v1/affiliates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`;
   const body = JSON.stringify({ email: 'slow@example.com', display_name: 'x'.repeat(60) });
@@ -61,7 +55,7 @@ t.test('headers a byte a second, a body a byte a second, an idle keep-alive conn
   ]);
 
   t.ok(slowHeaders.afterMs >= 9_000 && slowHeaders.afterMs <= 10_500, `headers: cut off within 10 s (${slowHeaders.afterMs} ms)`);
-  const h = parse(slowHeaders.received);
+  const h = parseRawAnswer(slowHeaders.received);
   t.equal(h.statusLine, 'HTTP/1.1 408 Request Timeout');
   t.equal(h.headers['content-type'], 'application/json; charset=utf-8');
   t.equal(h.headers['connection'], 'close');
@@ -69,7 +63,7 @@ t.test('headers a byte a second, a body a byte a second, an idle keep-alive conn
   t.match(h.headers['x-request-id'], /^req_[0-9a-z]{26}$/);
 
   t.ok(slowBody.afterMs >= 29_000 && slowBody.afterMs <= 31_500, `body: cut off at 30 s (${slowBody.afterMs} ms)`);
-  const b = parse(slowBody.received);
+  const b = parseRawAnswer(slowBody.received);
   t.equal(b.statusLine, 'HTTP/1.1 408 Request Timeout');
   t.same(b.body, { error: { code: 'INVALID_INPUT', message: 'The request was not received in time', request_id: b.headers['x-request-id'] } });
   const [created] = await platform.sql`select 1 from affiliates where email = 'slow@example.com'`;
