@@ -5,7 +5,15 @@ import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
 import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
 import { argsEnv, intEnv, settingsEnv } from './context.ts';
-import { analyzeConversionTables, countEvents, drainEvents, eventBodies, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
+import {
+  analyzeConversionTables,
+  countEvents,
+  drainEvents,
+  eventBodies,
+  EVENTS_PATH,
+  seedVisits,
+  VISIT_USES,
+} from './event-traffic.ts';
 import { closedLoop, openLoop, type Target } from './load.ts';
 import { buildServices, cpuMeter, readMemory, serviceEntry, startChild, waitFor, type Child } from './procs.ts';
 import { mb } from './report.ts';
@@ -45,9 +53,11 @@ import { seedMerchant } from './seed.ts';
  */
 
 const part = process.env['BENCH_AB_PART'] || 'affiliates';
-if (part !== 'affiliates' && part !== 'events') throw new Error(`BENCH_AB_PART must be affiliates or events (got ${part})`);
+if (part !== 'affiliates' && part !== 'events')
+  throw new Error(`BENCH_AB_PART must be affiliates or events (got ${part})`);
 const loadKind = process.env['BENCH_AB_LOAD'] || (part === 'events' ? 'closed' : 'open');
-if (loadKind !== 'open' && loadKind !== 'closed') throw new Error(`BENCH_AB_LOAD must be open or closed (got ${loadKind})`);
+if (loadKind !== 'open' && loadKind !== 'closed')
+  throw new Error(`BENCH_AB_LOAD must be open or closed (got ${loadKind})`);
 const settings = {
   rate: intEnv('BENCH_AB_RATE', part === 'events' ? 1000 : 500, 1),
   rounds: intEnv('BENCH_AB_ROUNDS', 6, 1),
@@ -61,7 +71,12 @@ const settings = {
 const variants = (['a', 'b'] as const).map((tag) => {
   const name = `BENCH_AB_${tag.toUpperCase()}`;
   const dist = process.env[`${name}_DIST`];
-  return { tag, nodeArgs: argsEnv(`${name}_NODE_ARGS`), env: settingsEnv(`${name}_ENV`), dist: dist ? resolve(dist) : undefined };
+  return {
+    tag,
+    nodeArgs: argsEnv(`${name}_NODE_ARGS`),
+    env: settingsEnv(`${name}_ENV`),
+    dist: dist ? resolve(dist) : undefined,
+  };
 });
 /** The services of each stack, in the order they start (the gateway last), and the shared processes measured. */
 const SERVICES = part === 'events' ? (['events', 'commissions'] as const) : (['affiliates'] as const);
@@ -80,7 +95,11 @@ const run = holdRunResources(log);
 for (const v of variants) run.prefixes.push(prefixOf(v.tag));
 
 const describe = (v: (typeof variants)[number]) =>
-  [...(v.dist ? [`build ${v.dist}`] : []), ...v.nodeArgs, ...Object.entries(v.env).map(([k, val]) => `${k}=${val}`)].join(' ') || '(defaults)';
+  [
+    ...(v.dist ? [`build ${v.dist}`] : []),
+    ...v.nodeArgs,
+    ...Object.entries(v.env).map(([k, val]) => `${k}=${val}`),
+  ].join(' ') || '(defaults)';
 
 async function main(): Promise<void> {
   const infra = (run.infra = await ensureInfra({ purpose: 'bench', log }));
@@ -128,24 +147,41 @@ async function main(): Promise<void> {
   };
   const stacks: Stack[] = [];
   for (const v of variants) {
-    const common = { ...v.env, APP_ENV: 'development', DATABASE_URL: databaseUrl, NATS_URL: infra.natsUrl, NATS_PREFIX: prefixOf(v.tag), LOG_LEVEL: 'warn' };
+    const common = {
+      ...v.env,
+      APP_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      NATS_URL: infra.natsUrl,
+      NATS_PREFIX: prefixOf(v.tag),
+      LOG_LEVEL: 'warn',
+    };
     const processes: Record<string, Child> = {};
     const opsPorts: Record<string, number> = {};
     for (const service of SERVICES) {
       const ops = (opsPorts[service] = await freePort());
-      const child = startChild(`${service} ${v.tag}`, serviceEntry(service, v.dist), { ...common, OPS_PORT: String(ops) }, {
-        flagsOf: service,
-        nodeArgs: v.nodeArgs,
-      });
+      const child = startChild(
+        `${service} ${v.tag}`,
+        serviceEntry(service, v.dist),
+        { ...common, OPS_PORT: String(ops) },
+        {
+          flagsOf: service,
+          nodeArgs: v.nodeArgs,
+        },
+      );
       run.children.push(child);
       await waitFor(child, 'readiness', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`)).ok);
       processes[service] = child;
     }
     const [port, ops] = [await freePort(), await freePort()];
-    const gateway = startChild(`gateway ${v.tag}`, serviceEntry('gateway', v.dist), { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) }, {
-      flagsOf: 'gateway',
-      nodeArgs: v.nodeArgs,
-    });
+    const gateway = startChild(
+      `gateway ${v.tag}`,
+      serviceEntry('gateway', v.dist),
+      { ...common, HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(ops) },
+      {
+        flagsOf: 'gateway',
+        nodeArgs: v.nodeArgs,
+      },
+    );
     run.children.push(gateway);
     processes['gateway'] = gateway;
     opsPorts['gateway'] = ops;
@@ -156,17 +192,26 @@ async function main(): Promise<void> {
     const gc = Object.fromEntries(NAMES.map((n) => [n, { major: [] as number[], minor: [] as number[] }]));
     stacks.push({ ...v, base, processes, opsPorts, cpu, gc, rates: [], p99s: [] });
   }
-  const loadLine = loadKind === 'open' ? `at ${settings.rate}/s, open loop` : `closed loop, ${settings.connections} connections`;
-  log(`A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${method} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`);
+  const loadLine =
+    loadKind === 'open' ? `at ${settings.rate}/s, open loop` : `closed loop, ${settings.connections} connections`;
+  log(
+    `A: ${describe(variants[0]!)}; B: ${describe(variants[1]!)}; ${method} ${settings.path} ${loadLine}, ${settings.rounds} rounds of ${settings.round} s each`,
+  );
 
   const meter = cpuMeter(run.children);
   const load = (base: string, duration: number) =>
     loadKind === 'open'
-      ? openLoop(target(base), { connections: settings.connections, duration, rate: settings.rate, wantBody: () => false })
+      ? openLoop(target(base), {
+          connections: settings.connections,
+          duration,
+          rate: settings.rate,
+          wantBody: () => false,
+        })
       : closedLoop(target(base), { connections: settings.connections, duration });
   // Until the commissions service has caught up: its work on a round's events belongs to that round.
   const caughtUp = async () => {
-    if (counts && !(await drainEvents(log, counts)).complete) throw new Error('the commissions service did not catch up');
+    if (counts && !(await drainEvents(log, counts)).complete)
+      throw new Error('the commissions service did not catch up');
   };
   for (const s of stacks) if (settings.warmup > 0) await load(s.base, settings.warmup);
   await caughtUp();
@@ -196,12 +241,15 @@ async function main(): Promise<void> {
       s.rates.push(figures.rps);
       s.p99s.push(figures.p99);
       const failed = figures.non2xx + figures.errors;
-      log(`round ${round + 1} ${s.tag.toUpperCase()}: ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99.toFixed(1)} ms${failed ? `, ${failed} failed` : ''}; CPU µs per request: ${line.join(', ')}`);
+      log(
+        `round ${round + 1} ${s.tag.toUpperCase()}: ${figures.rps.toFixed(0)} req/s, p99 ${figures.p99.toFixed(1)} ms${failed ? `, ${failed} failed` : ''}; CPU µs per request: ${line.join(', ')}`,
+      );
     }
   }
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const range = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+  const range = (xs: number[], digits: number) =>
+    `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
   // A ratio to zero (a round without a full collection) has no percentage.
   const signed = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : ''}${x.toFixed(1)} %` : 'n/a');
   // Beside the difference of the means, the spread of B against A within each round (the two halves of a round
@@ -214,20 +262,39 @@ async function main(): Promise<void> {
   };
   const total = (s: Stack) => s.rates.map((_, i) => PROCESSES.reduce((sum, p) => sum + s.cpu[p]![i]!, 0));
   const [a, b] = stacks as [Stack, Stack];
-  const out: string[] = ['', `A: ${describe(a)}`, `B: ${describe(b)}`, `Load: ${method} ${settings.path} ${loadLine}`, ''];
-  out.push('| per request | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |', '|:--|--:|--:|--:|--:|--:|--:|');
+  const out: string[] = [
+    '',
+    `A: ${describe(a)}`,
+    `B: ${describe(b)}`,
+    `Load: ${method} ${settings.path} ${loadLine}`,
+    '',
+  ];
+  out.push(
+    '| per request | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |',
+    '|:--|--:|--:|--:|--:|--:|--:|',
+  );
   if (loadKind === 'closed') out.push(compare('requests/s', a.rates, b.rates));
   for (const p of PROCESSES) out.push(compare(`CPU µs, ${p}`, a.cpu[p]!, b.cpu[p]!));
   out.push(compare('CPU µs, all of these', total(a), total(b)));
-  out.push('', '| garbage collections per 1,000 requests | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |', '|:--|--:|--:|--:|--:|--:|--:|');
+  out.push(
+    '',
+    '| garbage collections per 1,000 requests | A mean | A rounds | B mean | B rounds | B vs A | B vs A per round |',
+    '|:--|--:|--:|--:|--:|--:|--:|',
+  );
   for (const n of NAMES) {
     out.push(compare(`full, ${n}`, a.gc[n]!.major, b.gc[n]!.major, 1));
     out.push(compare(`young generation, ${n}`, a.gc[n]!.minor, b.gc[n]!.minor, 1));
   }
-  out.push('', `| stack | p99 ms, per round | ${NAMES.map((n) => `${n} peak RSS`).join(' | ')} |`, `|:--|:--|${NAMES.map(() => '--:').join('|')}|`);
+  out.push(
+    '',
+    `| stack | p99 ms, per round | ${NAMES.map((n) => `${n} peak RSS`).join(' | ')} |`,
+    `|:--|:--|${NAMES.map(() => '--:').join('|')}|`,
+  );
   for (const s of stacks) {
     const hwm = (c: Child) => mb(readMemory(c.proc.pid)?.hwm ?? null);
-    out.push(`| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${NAMES.map((n) => hwm(s.processes[n]!)).join(' | ')} |`);
+    out.push(
+      `| ${s.tag.toUpperCase()} | ${s.p99s.map((v) => v.toFixed(1)).join(', ')} | ${NAMES.map((n) => hwm(s.processes[n]!)).join(' | ')} |`,
+    );
   }
   out.push('', '(*) every process of that name on this machine: the other stack is idle while one is measured.');
   console.log(out.join('\n'));
@@ -236,7 +303,10 @@ async function main(): Promise<void> {
 /** How many full (mark-compact) and young-generation collections a service has run, from its ops server's /metrics. */
 async function gcCounts(opsPort: number): Promise<{ major: number; minor: number }> {
   const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
-  const count = (kind: string) => Number(new RegExp(`^nodejs_gc_duration_seconds_count\\{[^}]*kind="${kind}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const count = (kind: string) =>
+    Number(
+      new RegExp(`^nodejs_gc_duration_seconds_count\\{[^}]*kind="${kind}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN,
+    );
   return { major: count('major'), minor: count('minor') };
 }
 

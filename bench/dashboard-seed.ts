@@ -12,9 +12,15 @@ const BATCH = 10_000;
  * them), per-affiliate totals, an endpoint with 100 deliveries of two attempts each, and a dashboard user.
  * Commissions are made by one INSERT … SELECT over generate_series; conversions in batches of 10,000.
  */
-export async function seedDashboard(sql: Sql, merchantId: string, opts: { commissions: number; email: string; password: string; endpointId: string }): Promise<void> {
+export async function seedDashboard(
+  sql: Sql,
+  merchantId: string,
+  opts: { commissions: number; email: string; password: string; endpointId: string },
+): Promise<void> {
   const now = Date.now();
-  const [counted] = await sql<{ n: number }[]>`select count(*)::int as n from affiliates where merchant_id = ${merchantId}`;
+  const [counted] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from affiliates where merchant_id = ${merchantId}`;
   const n = counted!.n;
   // The affiliate of each order by its row number: an equality on g alone, so Postgres hash-joins the two sides.
   await sql`
@@ -33,7 +39,9 @@ export async function seedDashboard(sql: Sql, merchantId: string, opts: { commis
                                to_timestamp((${now} - (g::bigint * ${60 * DAY_MS}) / ${opts.commissions}) / 1000.0) as at) s`;
 
   // The orders of the last 30 days as the commissions service recorded them (half of the commissions' orders).
-  const affiliates = (await sql<{ id: string }[]>`select id from affiliates where merchant_id = ${merchantId} order by id`).map((r) => r.id);
+  const affiliates = (
+    await sql<{ id: string }[]>`select id from affiliates where merchant_id = ${merchantId} order by id`
+  ).map((r) => r.id);
   const orders = Math.floor(opts.commissions / 4);
   for (let start = 0; start < orders; start += BATCH) {
     const n = Math.min(BATCH, orders - start);

@@ -24,7 +24,11 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
   const commissions = intEnv('BENCH_COMMISSIONS', 1_000_000, 2);
   const jsBytes = gzippedScripts(join(ROOT, 'dist/dashboard/assets'));
   const verdicts: Verdict[] = [
-    { target: 'dashboard JavaScript ≤ 250 KB gzipped', measured: `${(jsBytes / 1024).toFixed(1)} KB`, pass: jsBytes <= TARGET_JS_BYTES },
+    {
+      target: 'dashboard JavaScript ≤ 250 KB gzipped',
+      measured: `${(jsBytes / 1024).toFixed(1)} KB`,
+      pass: jsBytes <= TARGET_JS_BYTES,
+    },
   ];
   if (!existsSync('/usr/bin/chromium')) {
     ctx.log('dashboard: /usr/bin/chromium is missing (apt-get install -y chromium); page loads not measured');
@@ -39,15 +43,20 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
     headers: { authorization: `Bearer ${ctx.keys[0]}`, 'content-type': 'application/json' },
     body: JSON.stringify({ url: 'http://127.0.0.1:9/never', event_types: ['tax_form.submitted'] }),
   });
-  if (endpoint.status !== 201) throw new Error(`POST /api/v1/webhook_endpoints answered ${endpoint.status}: ${await endpoint.text()}`);
+  if (endpoint.status !== 201)
+    throw new Error(`POST /api/v1/webhook_endpoints answered ${endpoint.status}: ${await endpoint.text()}`);
   const endpointId = ((await endpoint.json()) as { id: string }).id;
   const email = `owner-${ctx.runId}@bench.example.com`;
   ctx.log(`dashboard: seeding ${commissions} commissions and the pages' data`);
   const seeded = performance.now();
   await seedDashboard(ctx.sql, ctx.merchantId, { commissions, email, password: PASSWORD, endpointId });
   ctx.log(`dashboard: seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
-  const [affiliate] = await ctx.sql<{ id: string }[]>`select id from affiliates where merchant_id = ${ctx.merchantId} order by created_at desc, id desc limit 1`;
-  const [key] = await ctx.sql<{ id: string }[]>`select id from api_keys where merchant_id = ${ctx.merchantId} order by created_at limit 1`;
+  const [affiliate] = await ctx.sql<
+    { id: string }[]
+  >`select id from affiliates where merchant_id = ${ctx.merchantId} order by created_at desc, id desc limit 1`;
+  const [key] = await ctx.sql<
+    { id: string }[]
+  >`select id from api_keys where merchant_id = ${ctx.merchantId} order by created_at limit 1`;
   const pages: [string, string][] = [
     ['Overview', '/'],
     ['Affiliates', '/affiliates'],
@@ -60,7 +69,10 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
     ['Settings', '/settings'],
   ];
 
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
   const rows: string[][] = [];
   try {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
@@ -80,9 +92,20 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
         // page, whose globals this file (no DOM types) reaches through globalThis.
         await page.waitForFunction(
           (expected: string) => {
-            const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null; querySelectorAll(s: string): ArrayLike<{ textContent: string }> } }).document;
+            const doc = (
+              globalThis as unknown as {
+                document: {
+                  querySelector(s: string): { textContent: string } | null;
+                  querySelectorAll(s: string): ArrayLike<{ textContent: string }>;
+                };
+              }
+            ).document;
             const heading = doc.querySelector('main h1');
-            return !!heading && heading.textContent === expected && !Array.from(doc.querySelectorAll('[role=status]')).some((s) => s.textContent.startsWith('Loading'));
+            return (
+              !!heading &&
+              heading.textContent === expected &&
+              !Array.from(doc.querySelectorAll('[role=status]')).some((s) => s.textContent.startsWith('Loading'))
+            );
           },
           title,
           { timeout: 30_000, polling: 'raf' },
@@ -93,8 +116,19 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
       const sorted = ascending(times);
       const p95 = percentile(sorted, 95);
       ctx.log(`dashboard: ${title}: p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms`);
-      rows.push([title, path.replace(/[a-z]+_[0-9a-z]{26}/, '{id}'), first.toFixed(0), percentile(sorted, 50).toFixed(0), p95.toFixed(0), sorted[sorted.length - 1]!.toFixed(0)]);
-      verdicts.push({ target: `dashboard ${title}: data on screen, p95 of ${loads} loads ≤ 1 s`, measured: `${p95.toFixed(0)} ms`, pass: p95 <= TARGET_MS });
+      rows.push([
+        title,
+        path.replace(/[a-z]+_[0-9a-z]{26}/, '{id}'),
+        first.toFixed(0),
+        percentile(sorted, 50).toFixed(0),
+        p95.toFixed(0),
+        sorted[sorted.length - 1]!.toFixed(0),
+      ]);
+      verdicts.push({
+        target: `dashboard ${title}: data on screen, p95 of ${loads} loads ≤ 1 s`,
+        measured: `${p95.toFixed(0)} ms`,
+        pass: p95 <= TARGET_MS,
+      });
     }
   } finally {
     await browser.close();
@@ -123,6 +157,8 @@ function gzippedScripts(dir: string): number {
 }
 
 async function count(ctx: BenchContext, tableName: 'affiliates' | 'commissions'): Promise<number> {
-  const [row] = await ctx.sql<{ n: number }[]>`select count(*)::int as n from ${ctx.sql(tableName)} where merchant_id = ${ctx.merchantId}`;
+  const [row] = await ctx.sql<
+    { n: number }[]
+  >`select count(*)::int as n from ${ctx.sql(tableName)} where merchant_id = ${ctx.merchantId}`;
   return row!.n;
 }

@@ -39,7 +39,9 @@ export function eventBodies(visits: string[], prefix: string, log: (line: string
     const i = n++;
     if (i >= visits.length * VISIT_USES && !wrapped) {
       wrapped = true;
-      log(`events: more than ${visits.length * VISIT_USES} events: visits are reused from here on (conversion_velocity may fire)`);
+      log(
+        `events: more than ${visits.length * VISIT_USES} events: visits are reused from here on (conversion_velocity may fire)`,
+      );
     }
     return eventJson(`${prefix}${i}`, visits[i % visits.length]!, i);
   };
@@ -51,8 +53,10 @@ export function eventBodies(visits: string[], prefix: string, log: (line: string
  * of its own (64 hex characters, like the HMAC the service stores), so the per-IP velocity rule sees distinct visitors.
  */
 export async function seedVisits(sql: Sql, merchantId: string, count: number): Promise<string[]> {
-  const affiliates = (await sql<{ id: string }[]>`
-    select id from affiliates where merchant_id = ${merchantId} and status = 'approved' order by id limit 20000`).map((r) => r.id);
+  const affiliates = (
+    await sql<{ id: string }[]>`
+    select id from affiliates where merchant_id = ${merchantId} and status = 'approved' order by id limit 20000`
+  ).map((r) => r.id);
   if (affiliates.length === 0) throw new Error('the bench merchant has no approved affiliate');
   const ids: string[] = [];
   for (let start = 0; start < count; start += 10_000) {
@@ -97,10 +101,14 @@ export function countEvents(sql: Sql, merchantId: string) {
 /** Waits (at most 5 minutes) until the commissions service has processed every recorded event. */
 export async function drainEvents(log: (line: string) => void, counts: ReturnType<typeof countEvents>) {
   let last = await counts();
-  const complete = await waitUntil(async () => {
-    last = await counts();
-    return last.processed >= last.recorded;
-  }, 300_000, 100);
+  const complete = await waitUntil(
+    async () => {
+      last = await counts();
+      return last.processed >= last.recorded;
+    },
+    300_000,
+    100,
+  );
   if (!complete) log(`commissions: gave up waiting, ${last.recorded - last.processed} events unprocessed`);
   return { counts: last, at: performance.now(), complete };
 }

@@ -13,7 +13,16 @@ import {
   type Measured,
   type PartResult,
 } from './context.ts';
-import { analyzeConversionTables, countEvents, drainEvents, eventBodies, eventJson, EVENTS_PATH, seedVisits, VISIT_USES } from './event-traffic.ts';
+import {
+  analyzeConversionTables,
+  countEvents,
+  drainEvents,
+  eventBodies,
+  eventJson,
+  EVENTS_PATH,
+  seedVisits,
+  VISIT_USES,
+} from './event-traffic.ts';
 import { closedLoop, openLoop, type Target } from './load.ts';
 
 /** Traffic before the measured runs, after which the tables are analyzed (see below). */
@@ -75,7 +84,8 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
 
   // ---- visits ---------------------------------------------------------------------------------------------------
   // Enough for the priming, a closed loop of up to 6,000 events/s over warm-up and duration, the open loop and the sample.
-  const capacity = PRIMING_EVENTS + (settings.warmup + settings.duration) * 6000 + s.rate * settings.duration + s.sample;
+  const capacity =
+    PRIMING_EVENTS + (settings.warmup + settings.duration) * 6000 + s.rate * settings.duration + s.sample;
   let t0 = performance.now();
   const visits = await seedVisits(ctx.sql, ctx.merchantId, Math.ceil(capacity / VISIT_USES));
   log(`inserted ${visits.length} visits of approved affiliates in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -93,14 +103,19 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // A first event through the whole chain: the services answer, the event is attributed and pays a commission.
   const probe = await postEvent(ctx, eventBody());
   const seen = await readableCommission(ctx.sql, ctx.merchantId, probe.id, 30_000);
-  if (!seen) throw new Error(`no commission for the first event ${probe.id} within 30 s (attributed_by ${probe.attributed_by})`);
+  if (!seen)
+    throw new Error(`no commission for the first event ${probe.id} within 30 s (attributed_by ${probe.attributed_by})`);
 
   // A database that has been running has statistics on its tables (autovacuum analyzes them; see migration 008).
   // This one is minutes old: without them the planner takes the event and commission tables for a handful of rows
   // and its generic plans scan every row of the merchant where they should look one up (the commissions service's
   // revenue update, this bench's own commission poller), which measures the newness of the database. So some
   // traffic first (PRIMING_EVENTS at PRIMING_RATE), then ANALYZE, as autovacuum would have done.
-  await openLoop(targets.events, { connections: settings.connections, duration: PRIMING_EVENTS / PRIMING_RATE, rate: PRIMING_RATE });
+  await openLoop(targets.events, {
+    connections: settings.connections,
+    duration: PRIMING_EVENTS / PRIMING_RATE,
+    rate: PRIMING_RATE,
+  });
   await drainEvents(log, countEvents(ctx.sql, ctx.merchantId));
   await analyzeConversionTables(ctx.sql);
 
@@ -127,8 +142,12 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
     await closedLoop(targets.events, { connections: settings.connections, duration: settings.warmup });
   }
   log(`${closedName}: ${settings.duration} s, ${settings.connections} connections`);
-  const closed = await timedWithBackends(() => closedLoop(targets.events, { connections: settings.connections, duration: settings.duration }));
-  log(`${closedName}: ${closed.figures.rps.toFixed(0)} req/s, p50 ${closed.figures.p50} ms, p99 ${closed.figures.p99} ms`);
+  const closed = await timedWithBackends(() =>
+    closedLoop(targets.events, { connections: settings.connections, duration: settings.duration }),
+  );
+  log(
+    `${closedName}: ${closed.figures.rps.toFixed(0)} req/s, p50 ${closed.figures.p50} ms, p99 ${closed.figures.p99} ms`,
+  );
   const atEnd = await counts();
   const backlog = atEnd.recorded - atEnd.processed;
   log(`commissions: ${backlog} events not yet processed when the closed loop ended; waiting`);
@@ -137,7 +156,9 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
 
   // ---- open loop at BENCH_EVENT_RATE, every 10th event followed to its commission ------------------------------
   const followLoad = commissionFollower(ctx.databaseUrl, ctx.merchantId);
-  log(`gateway POST /api/v1/events at ${s.rate} events/s, open loop: ${settings.duration} s (every ${FOLLOW_EVERY}th event followed to its commission)`);
+  log(
+    `gateway POST /api/v1/events at ${s.rate} events/s, open loop: ${settings.duration} s (every ${FOLLOW_EVERY}th event followed to its commission)`,
+  );
   const atRate = await timedWithBackends(() =>
     openLoop(targets.events, {
       connections: settings.connections,
@@ -149,7 +170,9 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
       },
     }),
   );
-  log(`at ${s.rate} events/s: ${atRate.figures.rps.toFixed(0)} req/s, p50 ${atRate.figures.p50.toFixed(1)} ms, p99 ${atRate.figures.p99.toFixed(1)} ms`);
+  log(
+    `at ${s.rate} events/s: ${atRate.figures.rps.toFixed(0)} req/s, p50 ${atRate.figures.p50.toFixed(1)} ms, p99 ${atRate.figures.p99.toFixed(1)} ms`,
+  );
   const underLoad = await followLoad.finish();
   await drainEvents(log, counts);
 
@@ -167,7 +190,9 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
     }),
   );
   const sample = await followSample.finish();
-  log(`event → commission: p50 ${sample.p50.toFixed(1)} ms, p99 ${sample.p99.toFixed(1)} ms over ${sample.found} events`);
+  log(
+    `event → commission: p50 ${sample.p50.toFixed(1)} ms, p99 ${sample.p99.toFixed(1)} ms over ${sample.found} events`,
+  );
   memory.stop();
 
   // ---- report ---------------------------------------------------------------------------------------------------
@@ -175,7 +200,11 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
     { scenario: 'bare express POST /api/v1/events (201 echo)', ...bare },
     { scenario: 'gateway POST /api/v1/events', ...closed, baseline: bare.figures.rps },
     { scenario: `gateway POST /api/v1/events at ${s.rate}/s, open loop`, ...atRate, baseline: bare.figures.rps },
-    { scenario: `gateway POST /api/v1/events at ${s.sampleRate}/s, open loop (sample)`, ...sampleRun, baseline: bare.figures.rps },
+    {
+      scenario: `gateway POST /api/v1/events at ${s.sampleRate}/s, open loop (sample)`,
+      ...sampleRun,
+      baseline: bare.figures.rps,
+    },
   ];
   const followedRows: [string, Followed][] = [
     [`${s.sample} events at ${s.sampleRate}/s`, sample],
@@ -190,10 +219,14 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   const backendRows = loadRows.filter((r) => r.cpu[BENCH_DB_COLUMN] != null);
   const backendTable = table(
     ['Postgres CPU µs per event, backends of the bench database only', 'µs'],
-    backendRows.map((r) => [r.scenario, ((r.cpu[BENCH_DB_COLUMN]! / Math.max(1, r.figures.requests)) * 1e6).toFixed(0)]),
+    backendRows.map((r) => [
+      r.scenario,
+      ((r.cpu[BENCH_DB_COLUMN]! / Math.max(1, r.figures.requests)) * 1e6).toFixed(0),
+    ]),
     ['l', 'r'],
   );
-  const allAnswered = (x: Measured, expected: number) => x.figures.requests === expected && x.figures.non2xx === 0 && x.figures.errors === 0;
+  const allAnswered = (x: Measured, expected: number) =>
+    x.figures.requests === expected && x.figures.non2xx === 0 && x.figures.errors === 0;
   const rateAnswered = allAnswered(atRate, Math.round(s.rate * settings.duration));
   const verdicts: Verdict[] = [
     {
@@ -259,10 +292,15 @@ async function postEvent(ctx: BenchContext, json: string): Promise<{ id: string;
 }
 
 async function readableCommission(sql: Sql, merchantId: string, eventId: string, timeoutMs: number): Promise<boolean> {
-  return waitUntil(async () => {
-    const rows = await sql`select 1 from commissions where merchant_id = ${merchantId} and event_id = ${eventId} and level = 0`;
-    return rows.length > 0;
-  }, timeoutMs, 50);
+  return waitUntil(
+    async () => {
+      const rows =
+        await sql`select 1 from commissions where merchant_id = ${merchantId} and event_id = ${eventId} and level = 0`;
+      return rows.length > 0;
+    },
+    timeoutMs,
+    50,
+  );
 }
 
 interface Followed {

@@ -24,7 +24,9 @@ const role = process.env['FLOOR_ROLE'];
 const natsUrl = process.env['NATS_URL'];
 const subject = process.env['FLOOR_SUBJECT'];
 if (!process.send || !natsUrl || !subject || (role !== 'front' && role !== 'responder')) {
-  process.stderr.write('bench/floor-hop.ts is started by bench/run.ts (FLOOR_ROLE, NATS_URL, FLOOR_SUBJECT and an IPC channel)\n');
+  process.stderr.write(
+    'bench/floor-hop.ts is started by bench/run.ts (FLOOR_ROLE, NATS_URL, FLOOR_SUBJECT and an IPC channel)\n',
+  );
   process.exit(2);
 }
 
@@ -41,7 +43,10 @@ if (role === 'front') {
   app.get('/api/v1/affiliates', async (_req, res) => {
     const answer = await requester.request(subject, empty, 5_000);
     if (answer.kind !== 'reply') res.status(503).end();
-    else res.type('application/json').send(Buffer.from(answer.msg.data.buffer, answer.msg.data.byteOffset, answer.msg.data.byteLength));
+    else
+      res
+        .type('application/json')
+        .send(Buffer.from(answer.msg.data.buffer, answer.msg.data.byteOffset, answer.msg.data.byteLength));
   });
   const server = app.listen(0, '127.0.0.1', () => {
     server.keepAliveTimeout = 65_000;

@@ -43,7 +43,10 @@ function nextRequest(target: Target): (req: RequestData) => RequestData {
  * With `overallRate`, autocannon lets each connection send its share of the rate at the start of every second and
  * then pause, so the load arrives in bursts at the top of each second.
  */
-export async function closedLoop(target: Target, opts: { connections: number; duration: number; overallRate?: number }): Promise<Figures> {
+export async function closedLoop(
+  target: Target,
+  opts: { connections: number; duration: number; overallRate?: number },
+): Promise<Figures> {
   const result = await autocannon({
     url: target.base,
     connections: opts.connections,
@@ -83,7 +86,12 @@ export async function openLoop(
     wantBody?: (i: number) => boolean;
   },
 ): Promise<Figures> {
-  const pool = new Pool(target.base, { connections: opts.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const pool = new Pool(target.base, {
+    connections: opts.connections,
+    pipelining: 1,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
   const total = Math.max(1, Math.round(opts.rate * opts.duration));
   const latencies = new Float64Array(total);
   const statuses: Record<string, number> = {};
@@ -122,7 +130,12 @@ export async function openLoop(
     const body = target.body?.();
     try {
       pool.dispatch(
-        { method: target.method, path: target.path, headers: headers[i % headers.length]!, ...(body !== undefined ? { body } : {}) },
+        {
+          method: target.method,
+          path: target.path,
+          headers: headers[i % headers.length]!,
+          ...(body !== undefined ? { body } : {}),
+        },
         {
           // Its presence tells undici that this handler speaks the current interface.
           onRequestStart() {},
@@ -158,6 +171,7 @@ export async function openLoop(
   await pool.close();
 
   const sorted = latencies.subarray(0, completed).sort();
-  const pct = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+  const pct = (p: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
   return { rps: completed / elapsed, p50: pct(50), p99: pct(99), requests: completed, non2xx, errors, statuses };
 }

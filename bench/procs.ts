@@ -22,7 +22,10 @@ export const serviceEntry = (service: string, dist = 'dist') => `${dist}/${servi
 
 /** Builds the services once per run, so the benchmark measures what a container runs. */
 export function buildServices(): void {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/build.ts`], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/build.ts`], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) throw new Error('npm run build failed');
 }
 
@@ -76,14 +79,22 @@ export function startChild(
 }
 
 /** Resolves when `check` returns true; rejects when the child exits first or after `timeoutMs`. */
-export async function waitFor(child: Child, what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  child: Child,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
-      throw new Error(`${child.name} exited (${child.proc.exitCode ?? child.proc.signalCode}) before ${what}:\n${child.output.join('\n')}`);
+      throw new Error(
+        `${child.name} exited (${child.proc.exitCode ?? child.proc.signalCode}) before ${what}:\n${child.output.join('\n')}`,
+      );
     }
     if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${child.name}: timed out waiting for ${what}:\n${child.output.join('\n')}`);
+    if (Date.now() > deadline)
+      throw new Error(`${child.name}: timed out waiting for ${what}:\n${child.output.join('\n')}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -168,7 +179,14 @@ function processesNamed(comm: string): Map<number, number> {
 }
 
 /** The columns of the affiliates scenarios' CPU table; the other parts name their own (cpuTable's `columns`). */
-export const CPU_COLUMNS = ['gateway', 'affiliates', 'bare-express', 'load generator', 'postgres*', 'nats-server*'] as const;
+export const CPU_COLUMNS = [
+  'gateway',
+  'affiliates',
+  'bare-express',
+  'load generator',
+  'postgres*',
+  'nats-server*',
+] as const;
 /** A child's name, `load generator` (this process), or `postgres*` / `nats-server*` (every process of that name). */
 export type CpuColumn = string;
 
@@ -218,7 +236,9 @@ export function cpuMeter(children: Child[]) {
  * loses its share; the services' pools keep theirs open.
  */
 export async function benchDatabaseBackends(sql: Sql): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  const rows = await sql<
+    { pid: number }[]
+  >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
   const out = new Map<number, number>();
   for (const { pid } of rows) {
     const cpu = processCpu(pid);

@@ -41,7 +41,9 @@ export function summariseProfile(file: string, top = 15): string {
     self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const idle = [...self].filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+  const idle = [...self]
+    .filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)')
+    .reduce((a, [, t]) => a + t, 0);
   const busy = total - idle;
 
   const byArea = new Map<string, number>();
@@ -51,7 +53,9 @@ export function summariseProfile(file: string, top = 15): string {
     if (functionName === '(idle)') continue;
     const a = area(url, functionName);
     byArea.set(a, (byArea.get(a) ?? 0) + t);
-    const where = url ? `${url.replace(/^.*\/(node_modules|services|shared)\//, '$1/').replace(/^file:\/\//, '')}:${lineNumber + 1}` : '';
+    const where = url
+      ? `${url.replace(/^.*\/(node_modules|services|shared)\//, '$1/').replace(/^file:\/\//, '')}:${lineNumber + 1}`
+      : '';
     const key = `${functionName || '(anonymous)'} ${where}`.trim();
     byFunction.set(key, (byFunction.get(key) ?? 0) + t);
   }
@@ -60,9 +64,17 @@ export function summariseProfile(file: string, top = 15): string {
   return [
     `${file}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s on CPU (${((busy / total) * 100).toFixed(0)} %)`,
     'self time by area (share of CPU time):',
-    table(['area', 'share'], rank(byArea).map(([a, t]) => [a, share(t)]), ['l', 'r']),
+    table(
+      ['area', 'share'],
+      rank(byArea).map(([a, t]) => [a, share(t)]),
+      ['l', 'r'],
+    ),
     'functions with the most self time:',
-    table(['function', 'share'], rank(byFunction).map(([f, t]) => [f, share(t)]), ['l', 'r']),
+    table(
+      ['function', 'share'],
+      rank(byFunction).map(([f, t]) => [f, share(t)]),
+      ['l', 'r'],
+    ),
   ].join('\n');
 }
 

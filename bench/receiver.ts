@@ -81,7 +81,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
       } else {
         t.seen.add(id);
         try {
-          const sent = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { bench_sent_at?: unknown } }).data?.bench_sent_at;
+          const sent = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { bench_sent_at?: unknown } })
+            .data?.bench_sent_at;
           if (typeof sent === 'number') t.latencies.push(at - sent);
         } catch {
           // not JSON: counted, no latency

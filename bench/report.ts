@@ -52,7 +52,12 @@ export function loadTable(rows: Row[]): string {
       ms(f.p50),
       ms(f.p99),
       String(f.requests),
-      f.non2xx ? `${f.non2xx} (${Object.entries(f.statuses).filter(([c]) => !c.startsWith('2')).map(([c, n]) => `${c}×${n}`).join(', ')})` : '0',
+      f.non2xx
+        ? `${f.non2xx} (${Object.entries(f.statuses)
+            .filter(([c]) => !c.startsWith('2'))
+            .map(([c, n]) => `${c}×${n}`)
+            .join(', ')})`
+        : '0',
       String(f.errors),
       baseline ? pct(f.rps / baseline) : 'baseline',
     ]),
@@ -65,7 +70,19 @@ export function memoryTable(rows: MemoryRow[], limitBytes: number): string {
     ['process', 'RSS before load', 'peak RSS under load', 'VmHWM at end', `target ≤ ${mb(limitBytes)}`],
     rows.map((r) => {
       const worst = Math.max(r.sampled ?? 0, r.hwm ?? 0);
-      return [r.process, mb(r.idle), mb(r.sampled), mb(r.hwm), r.target ? (r.hwm === null && r.sampled === null ? 'n/a' : worst <= limitBytes ? 'PASS' : 'MISS') : '(baseline)'];
+      return [
+        r.process,
+        mb(r.idle),
+        mb(r.sampled),
+        mb(r.hwm),
+        r.target
+          ? r.hwm === null && r.sampled === null
+            ? 'n/a'
+            : worst <= limitBytes
+              ? 'PASS'
+              : 'MISS'
+          : '(baseline)',
+      ];
     }),
     ['l', 'r', 'r', 'r', 'l'],
   );
@@ -76,7 +93,8 @@ export function cpuTable(rows: Row[], columns: readonly CpuColumn[] = CPU_COLUMN
   return table(
     [`CPU µs per ${unit}`, ...columns, 'total'],
     rows.map(({ scenario, figures, cpu }) => {
-      const per = (s: number | null | undefined) => (s == null || figures.requests === 0 ? null : (s / figures.requests) * 1e6);
+      const per = (s: number | null | undefined) =>
+        s == null || figures.requests === 0 ? null : (s / figures.requests) * 1e6;
       const cells = columns.map((c) => per(cpu[c]));
       const total = cells.reduce<number>((a, v) => a + (v ?? 0), 0);
       return [scenario, ...cells.map((v) => (v === null ? 'n/a' : v.toFixed(0))), total.toFixed(0)];
@@ -86,7 +104,11 @@ export function cpuTable(rows: Row[], columns: readonly CpuColumn[] = CPU_COLUMN
 }
 
 export function verdictTable(verdicts: Verdict[]): string {
-  return table(['target', 'measured', 'result'], verdicts.map((v) => [v.target, v.measured, v.pass ? 'PASS' : 'MISS']), ['l', 'l', 'l']);
+  return table(
+    ['target', 'measured', 'result'],
+    verdicts.map((v) => [v.target, v.measured, v.pass ? 'PASS' : 'MISS']),
+    ['l', 'l', 'l'],
+  );
 }
 
 const BEGIN = '<!-- bench:figures:begin (written by npm run bench; edits inside are overwritten) -->';

@@ -53,7 +53,9 @@ export function holdRunResources(log: (line: string) => void): RunResources {
 
 async function dropDatabase(adminUrl: string, name: string, log: (line: string) => void): Promise<void> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`).catch((err) => log(`could not drop ${name}: ${(err as Error).message}`));
+  await admin
+    .unsafe(`drop database if exists "${name}" with (force)`)
+    .catch((err) => log(`could not drop ${name}: ${(err as Error).message}`));
   await admin.end({ timeout: 2 }).catch(() => {});
 }
 

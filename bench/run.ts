@@ -6,12 +6,43 @@ import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import { connectNats } from '@platform/shared/nats';
 import { ensureDatabase, ensureInfra, freePort } from '../scripts/infra.ts';
-import { BENCH_PARTS, argsEnv, intEnv, settingsEnv, type BenchContext, type BenchPart, type PartResult, type ServiceName } from './context.ts';
+import {
+  BENCH_PARTS,
+  argsEnv,
+  intEnv,
+  settingsEnv,
+  type BenchContext,
+  type BenchPart,
+  type PartResult,
+  type ServiceName,
+} from './context.ts';
 import { runEvents } from './events.ts';
 import { closedLoop, openLoop, type Figures, type Target } from './load.ts';
-import { ROOT, buildServices, cpuMeter, readMemory, sampleMemory, serviceEntry, startChild, waitFor, type Child, type CpuColumn } from './procs.ts';
+import {
+  ROOT,
+  buildServices,
+  cpuMeter,
+  readMemory,
+  sampleMemory,
+  serviceEntry,
+  startChild,
+  waitFor,
+  type Child,
+  type CpuColumn,
+} from './procs.ts';
 import { summariseProfile } from './profile.ts';
-import { cpuTable, loadTable, mb, memoryTable, pct, verdictTable, writeFigures, type MemoryRow, type Row, type Verdict } from './report.ts';
+import {
+  cpuTable,
+  loadTable,
+  mb,
+  memoryTable,
+  pct,
+  verdictTable,
+  writeFigures,
+  type MemoryRow,
+  type Row,
+  type Verdict,
+} from './report.ts';
 import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 import { runDashboard } from './dashboard.ts';
@@ -43,7 +74,8 @@ const CREATE_PATH = '/api/v1/affiliates';
 const only = new Set<BenchPart>(
   (process.env['BENCH_ONLY'] || BENCH_PARTS.join(',')).split(',').map((p) => {
     const part = p.trim() as BenchPart;
-    if (!BENCH_PARTS.includes(part)) throw new Error(`BENCH_ONLY: unknown part ${JSON.stringify(p)} (parts: ${BENCH_PARTS.join(', ')})`);
+    if (!BENCH_PARTS.includes(part))
+      throw new Error(`BENCH_ONLY: unknown part ${JSON.stringify(p)} (parts: ${BENCH_PARTS.join(', ')})`);
     return part;
   }),
 );
@@ -90,7 +122,7 @@ function floorVerdict(listRps: number, floorRps: number, bareRps: number): strin
 
 /** Starts the floor's responder, then its front; resolves once the front listens and the responder subscribes. */
 async function startFloor(query: boolean, page: string, env: Record<string, string>) {
-  const message = <T,>(child: Child, what: (m: T) => boolean) =>
+  const message = <T>(child: Child, what: (m: T) => boolean) =>
     new Promise<T>((resolve, reject) => {
       const onMessage = (m: T) => {
         if (!what(m)) return;
@@ -98,18 +130,30 @@ async function startFloor(query: boolean, page: string, env: Record<string, stri
         resolve(m);
       };
       child.proc.on('message', onMessage);
-      child.proc.once('exit', (code) => reject(new Error(`${child.name} exited with ${code}:\n${child.output.join('\n')}`)));
+      child.proc.once('exit', (code) =>
+        reject(new Error(`${child.name} exited with ${code}:\n${child.output.join('\n')}`)),
+      );
     });
-  const responder = startChild('floor responder', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'responder', FLOOR_QUERY: query ? '1' : '0' }, {
-    flagsOf: 'affiliates',
-    ipc: true,
-  });
+  const responder = startChild(
+    'floor responder',
+    'bench/floor-hop.ts',
+    { ...env, FLOOR_ROLE: 'responder', FLOOR_QUERY: query ? '1' : '0' },
+    {
+      flagsOf: 'affiliates',
+      ipc: true,
+    },
+  );
   children.push(responder);
   await message<{ started?: boolean }>(responder, (m) => m.started === true);
   const ready = message<{ ready?: boolean }>(responder, (m) => m.ready === true);
   responder.proc.send({ page });
   await ready;
-  const front = startChild('floor front', 'bench/floor-hop.ts', { ...env, FLOOR_ROLE: 'front' }, { flagsOf: 'gateway', ipc: true });
+  const front = startChild(
+    'floor front',
+    'bench/floor-hop.ts',
+    { ...env, FLOOR_ROLE: 'front' },
+    { flagsOf: 'gateway', ipc: true },
+  );
   children.push(front);
   const { port } = await message<{ port?: number }>(front, (m) => typeof m.port === 'number');
   return {
@@ -135,11 +179,15 @@ async function main(): Promise<void> {
   const sql = (run.sql = connectDatabase(databaseUrl, { max: 2, applicationName: 'bench' }));
   await migrate(sql);
   const nc = (run.nc = await connectNats(infra.natsUrl, 'bench'));
-  const [{ server_version: postgresVersion } = { server_version: '?' }] = await sql<{ server_version: string }[]>`show server_version`;
+  const [{ server_version: postgresVersion } = { server_version: '?' }] = await sql<
+    { server_version: string }[]
+  >`show server_version`;
 
   let t0 = performance.now();
   const { merchantId, keys } = await seedMerchant(sql, { affiliates: settings.affiliates, keys: settings.keys });
-  log(`seeded an enterprise merchant with ${settings.affiliates} affiliates and ${keys.length} keys in ${((performance.now() - t0) / 1000).toFixed(1)} s (database ${dbName})`);
+  log(
+    `seeded an enterprise merchant with ${settings.affiliates} affiliates and ${keys.length} keys in ${((performance.now() - t0) / 1000).toFixed(1)} s (database ${dbName})`,
+  );
 
   // ---- processes --------------------------------------------------------------------------------------------------
   // One directory per service: every thread writes a profile (tsx's loader hooks run in a thread of their own).
@@ -167,7 +215,12 @@ async function main(): Promise<void> {
     if (running) return running;
     const ops = await freePort();
     const extra = settings.serviceEnv;
-    const child = startChild(name, serviceEntry(name), { ...common, ...extra, ...env, OPS_PORT: String(ops) }, { flagsOf: name, nodeArgs: nodeArgs(name) });
+    const child = startChild(
+      name,
+      serviceEntry(name),
+      { ...common, ...extra, ...env, OPS_PORT: String(ops) },
+      { flagsOf: name, nodeArgs: nodeArgs(name) },
+    );
     children.push(child);
     services.set(name, child);
     await waitFor(child, 'readiness', async () => (await fetch(`http://127.0.0.1:${ops}/readyz`)).ok);
@@ -205,7 +258,9 @@ async function main(): Promise<void> {
     bare.proc.send({ page });
   });
   const bareUrl = `http://127.0.0.1:${barePort}`;
-  log(`gateway${affiliates ? ', affiliates' : ''} and bare express up in ${((performance.now() - t0) / 1000).toFixed(1)} s${affiliates ? `; page of 25 affiliates = ${Buffer.byteLength(page)} bytes` : ''}`);
+  log(
+    `gateway${affiliates ? ', affiliates' : ''} and bare express up in ${((performance.now() - t0) / 1000).toFixed(1)} s${affiliates ? `; page of 25 affiliates = ${Buffer.byteLength(page)} bytes` : ''}`,
+  );
 
   // ---- load -------------------------------------------------------------------------------------------------------
   const { connections, duration, warmup } = settings;
@@ -249,7 +304,11 @@ async function main(): Promise<void> {
     const floors: Row[] = [];
     for (const query of [false, true]) {
       const name = query ? 'floor GET, one Postgres round trip' : 'floor GET, page from memory';
-      const hop = await startFloor(query, page, { NATS_URL: infra.natsUrl, DATABASE_URL: databaseUrl, FLOOR_SUBJECT: `${prefix}.bench.floor` });
+      const hop = await startFloor(query, page, {
+        NATS_URL: infra.natsUrl,
+        DATABASE_URL: databaseUrl,
+        FLOOR_SUBJECT: `${prefix}.bench.floor`,
+      });
       const floorCpu = cpuMeter([hop.front, hop.responder]);
       const target: Target = { ...targets.list, base: hop.url };
       if (warmup > 0) await closedLoop(target, { connections, duration: warmup });
@@ -279,12 +338,23 @@ async function main(): Promise<void> {
     const loadRows: Row[] = [
       { scenario: 'bare express GET (25-row page from memory)', ...bareList },
       { scenario: 'gateway GET /api/v1/affiliates?limit=25', ...list, baseline: bareList.figures.rps },
-      { scenario: `gateway GET list at ${rate} req/s, open loop (35 % of bare)`, ...listAtRate, baseline: bareList.figures.rps },
-      { scenario: `gateway GET list at ${rate} req/s, autocannon overallRate`, ...listAtRateBursts, baseline: bareList.figures.rps },
+      {
+        scenario: `gateway GET list at ${rate} req/s, open loop (35 % of bare)`,
+        ...listAtRate,
+        baseline: bareList.figures.rps,
+      },
+      {
+        scenario: `gateway GET list at ${rate} req/s, autocannon overallRate`,
+        ...listAtRateBursts,
+        baseline: bareList.figures.rps,
+      },
       { scenario: 'bare express POST (201 echo)', ...bareCreate },
       { scenario: 'gateway POST /api/v1/affiliates', ...create, baseline: bareCreate.figures.rps },
     ];
-    const allAnswered = listAtRate.figures.requests === Math.round(rate * duration) && listAtRate.figures.non2xx === 0 && listAtRate.figures.errors === 0;
+    const allAnswered =
+      listAtRate.figures.requests === Math.round(rate * duration) &&
+      listAtRate.figures.non2xx === 0 &&
+      listAtRate.figures.errors === 0;
     verdicts.push(
       {
         target: `GET list ≥ ${pct(TARGET_RATIO)} of bare express req/s`,
@@ -305,7 +375,7 @@ async function main(): Promise<void> {
       '',
       cpuTable(loadRows),
       '',
-      'The floor of the design (`bench/floor-hop.ts`): the gateway\'s hops and nothing else, no auth, no rate limit, no',
+      "The floor of the design (`bench/floor-hop.ts`): the gateway's hops and nothing else, no auth, no rate limit, no",
       'validation, the page bytes from memory. The gateway cannot be faster than the row with the query.',
       '',
       loadTable(floors),
@@ -313,7 +383,9 @@ async function main(): Promise<void> {
       cpuTable(floors, FLOOR_COLUMNS),
       '',
       floorVerdict(list.figures.rps, queryFloor.figures.rps, bareList.figures.rps),
-      ...(nonOk ? ['', 'Some gateway responses were not 2xx (a 429 means the rate limiter capped the run: raise BENCH_KEYS).'] : []),
+      ...(nonOk
+        ? ['', 'Some gateway responses were not 2xx (a 429 means the rate limiter capped the run: raise BENCH_KEYS).']
+        : []),
       '',
     ];
   }
@@ -341,7 +413,11 @@ async function main(): Promise<void> {
     },
   };
   const parts: { title: string; result: PartResult }[] = [];
-  if (only.has('events')) parts.push({ title: 'Conversion events: POST /api/v1/events and event → commission', result: await runEvents(context) });
+  if (only.has('events'))
+    parts.push({
+      title: 'Conversion events: POST /api/v1/events and event → commission',
+      result: await runEvents(context),
+    });
   if (only.has('webhooks')) parts.push({ title: 'Webhook delivery', result: await runWebhooks(context) });
   if (only.has('dashboard')) parts.push({ title: 'Merchant dashboard', result: await runDashboard(context) });
   memory.stop();
@@ -362,7 +438,11 @@ async function main(): Promise<void> {
       .filter((r) => r.target)
       .map((r) => {
         const worst = Math.max(r.sampled ?? 0, r.hwm ?? 0);
-        return { target: `${r.process} peak RSS ≤ ${mb(TARGET_RSS)}`, measured: mb(worst), pass: worst > 0 && worst <= TARGET_RSS };
+        return {
+          target: `${r.process} peak RSS ≤ ${mb(TARGET_RSS)}`,
+          measured: mb(worst),
+          pass: worst > 0 && worst <= TARGET_RSS,
+        };
       }),
   );
 
@@ -373,7 +453,13 @@ async function main(): Promise<void> {
     `- Machine: nproc ${cores}, ${os.cpus()[0]?.model?.trim() ?? 'unknown CPU'}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}`,
     `- Load average before the run: ${loadBefore.toFixed(2)}${busy ? ' — the machine was busy: these figures are not representative' : ''}`,
     `- Node ${process.version}, Postgres ${postgresVersion}, NATS ${nc.info?.version ?? '?'} (${infra.describe.join('; ')})`,
-    `- Settings: ${duration} s per scenario after ${warmup} s of warm-up, ${connections} connections, ${keys.length} keys at 60,000/min rotated per request, ${settings.affiliates} affiliates${settings.serviceNodeArgs.length ? `, service node flags ${settings.serviceNodeArgs.join(' ')}` : ''}${Object.keys(settings.serviceEnv).length ? `, service environment ${Object.entries(settings.serviceEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}${settings.profile ? ', CPU profiling on (slower)' : ''}${partial ? `; parts: ${[...only].join(', ')}` : ''}`,
+    `- Settings: ${duration} s per scenario after ${warmup} s of warm-up, ${connections} connections, ${keys.length} keys at 60,000/min rotated per request, ${settings.affiliates} affiliates${settings.serviceNodeArgs.length ? `, service node flags ${settings.serviceNodeArgs.join(' ')}` : ''}${
+      Object.keys(settings.serviceEnv).length
+        ? `, service environment ${Object.entries(settings.serviceEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : ''
+    }${settings.profile ? ', CPU profiling on (slower)' : ''}${partial ? `; parts: ${[...only].join(', ')}` : ''}`,
   ].join('\n');
   const section = [
     machine,
@@ -403,7 +489,8 @@ async function main(): Promise<void> {
       const dir = profileDir(name);
       const files = existsSync(dir) ? readdirSync(dir).map((f) => join(dir, f)) : [];
       const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
-      if (main) process.stdout.write(`\nCPU profile of ${name}, main thread (start-up included):\n${summariseProfile(main)}\n`);
+      if (main)
+        process.stdout.write(`\nCPU profile of ${name}, main thread (start-up included):\n${summariseProfile(main)}\n`);
       else log(`no profile written for ${name}`);
     }
   }

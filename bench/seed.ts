@@ -10,7 +10,10 @@ const DAY_MS = 24 * 3600 * 1000;
  * their created_at, as newId makes them), inserted in batches of 10,000 rows with one INSERT … SELECT FROM unnest
  * each, and `keys` API keys at the highest per-key rate (60,000/min).
  */
-export async function seedMerchant(sql: Sql, opts: { affiliates: number; keys: number }): Promise<{ merchantId: string; keys: string[] }> {
+export async function seedMerchant(
+  sql: Sql,
+  opts: { affiliates: number; keys: number },
+): Promise<{ merchantId: string; keys: string[] }> {
   const merchant = await createMerchant(sql, 'Bench Merchant', 'enterprise');
   const merchantId = merchant!['id'] as string;
 
@@ -34,7 +37,7 @@ export async function seedMerchant(sql: Sql, opts: { affiliates: number; keys: n
       emails.push(`affiliate.${i}@bench.example.com`);
       names.push(`Affiliate ${i}`);
       statuses.push(i % 10 === 0 ? 'pending' : i % 50 === 1 ? 'suspended' : 'approved');
-      paid.push(((i * 37) % 100_000 / 4).toFixed(2));
+      paid.push((((i * 37) % 100_000) / 4).toFixed(2));
       rates.push(i % 7 === 0 ? '0.15' : '');
       created.push(new Date(at).toISOString());
     }

@@ -85,10 +85,17 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
 
   // ---- the dispatcher, after the earlier parts' domain events are settled ----------------------------------------
   const startedHere: Child[] = [];
-  if (!ctx.running('events') && !ctx.running('commissions') && !ctx.running('affiliates')) startedHere.push(await ctx.service('events'));
-  const relays = (['affiliates', 'events', 'commissions'] as const).map((n) => ctx.running(n)).filter((c): c is Child => c !== undefined);
+  if (!ctx.running('events') && !ctx.running('commissions') && !ctx.running('affiliates'))
+    startedHere.push(await ctx.service('events'));
+  const relays = (['affiliates', 'events', 'commissions'] as const)
+    .map((n) => ctx.running(n))
+    .filter((c): c is Child => c !== undefined);
   if (!ctx.running('dispatcher')) {
-    const settled = await waitUntil(async () => (await sql<{ n: number }[]>`select count(*)::int as n from outbox where published_at is null`)[0]!.n === 0, 120_000);
+    const settled = await waitUntil(
+      async () =>
+        (await sql<{ n: number }[]>`select count(*)::int as n from outbox where published_at is null`)[0]!.n === 0,
+      120_000,
+    );
     if (!settled) log('webhooks: the outbox still has unpublished rows after 2 minutes');
     const purged = await (await jetstreamManager(ctx.nc)).streams.purge(streamName(ctx.prefix, 'DOMAIN_EVENTS'));
     await sql`update webhook_fanout_watermark set seq = (select coalesce(max(seq), 0) from outbox)`;
@@ -96,10 +103,14 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   }
   const dispatcher = await ctx.service('dispatcher');
 
-  const receiverChild = ctx.adopt(startChild('receiver', 'bench/receiver.ts', {}, { flagsOf: 'dispatcher', ipc: true }));
+  const receiverChild = ctx.adopt(
+    startChild('receiver', 'bench/receiver.ts', {}, { flagsOf: 'dispatcher', ipc: true }),
+  );
   const receiverPort = await new Promise<number>((resolve, reject) => {
     receiverChild.proc.once('message', (m: { port: number }) => resolve(m.port));
-    receiverChild.proc.once('exit', (code) => reject(new Error(`receiver exited with ${code}:\n${receiverChild.output.join('\n')}`)));
+    receiverChild.proc.once('exit', (code) =>
+      reject(new Error(`receiver exited with ${code}:\n${receiverChild.output.join('\n')}`)),
+    );
   });
   const receiverUrl = `http://127.0.0.1:${receiverPort}`;
   const receiver = receiverClient(receiverChild);
@@ -115,12 +126,20 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   await createEndpoint(ctx, ctx.keys[0]!, { url: `${receiverUrl}/ok/healthy`, event_types: ['tax_form.submitted'] });
   const noisyMerchant = (await createMerchant(sql, 'Bench Noisy Neighbour', 'enterprise'))!['id'] as string;
   const noisyKey = (await createKey(sql, noisyMerchant, 'read,write', 60_000)).key;
-  const noisyEndpoint = await createEndpoint(ctx, noisyKey, { url: `${receiverUrl}/fail/noisy`, event_types: ['payout.failed'], failure_threshold: 100 });
+  const noisyEndpoint = await createEndpoint(ctx, noisyKey, {
+    url: `${receiverUrl}/fail/noisy`,
+    event_types: ['payout.failed'],
+    failure_threshold: 100,
+  });
   log(`webhooks: receiver on ${receiverUrl}; ${s.endpoints} throughput endpoints, 1 healthy, 1 answering 503`);
 
   const processes = [dispatcher, receiverChild, ...relays];
   const m = measurer(ctx, processes);
-  const memChildren = [{ child: dispatcher, target: true }, ...startedHere.map((child) => ({ child, target: true })), { child: receiverChild, target: false }];
+  const memChildren = [
+    { child: dispatcher, target: true },
+    ...startedHere.map((child) => ({ child, target: true })),
+    { child: receiverChild, target: false },
+  ];
   const idle = idleMemory(memChildren.map((c) => c.child));
   const memory = sampleMemory(memChildren.map((c) => c.child));
 
@@ -133,7 +152,8 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
       if (now.requests > last.requests) progressAt = performance.now();
       last = now;
     }
-    if (last.requests < expected) log(`webhooks: ${tag}: ${last.requests} of ${expected} arrived, none for ${STALL_MS / 1000} s`);
+    if (last.requests < expected)
+      log(`webhooks: ${tag}: ${last.requests} of ${expected} arrived, none for ${STALL_MS / 1000} s`);
     return receiver.stats(tag, true);
   };
 
@@ -150,7 +170,9 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     await rawPosts(`${receiverUrl}/ok/raw`, rawConcurrency, settings.warmup, sample, rawHeaders);
   }
   log(`raw undici POST: ${settings.duration} s, ${rawConcurrency} concurrent, ${Buffer.byteLength(sample)}-byte body`);
-  const raw = await m.timed(() => rawPosts(`${receiverUrl}/ok/raw`, rawConcurrency, settings.duration, sample, rawHeaders));
+  const raw = await m.timed(() =>
+    rawPosts(`${receiverUrl}/ok/raw`, rawConcurrency, settings.duration, sample, rawHeaders),
+  );
   log(`raw undici POST: ${raw.figures.rps.toFixed(0)} req/s`);
 
   // ---- deliveries per second ------------------------------------------------------------------------------------
@@ -161,7 +183,11 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     const before = m.cpu.snapshot();
     const backendsBefore = await benchDatabaseBackends(sql);
     const t0 = performance.now();
-    const rows = Array.from({ length: count }, (_, i) => ({ merchantId: merchants[i % merchants.length]!, type: 'payout.sent', data: payoutData(seq++) }));
+    const rows = Array.from({ length: count }, (_, i) => ({
+      merchantId: merchants[i % merchants.length]!,
+      type: 'payout.sent',
+      data: payoutData(seq++),
+    }));
     await enqueueBulk(sql, rows);
     const st = await waitArrivals('tp', count);
     const cpu = m.cpu.since(before);
@@ -178,7 +204,9 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     };
     // How long after the first outbox row was written the first delivery arrived (relay, fan-out, hint, claim).
     const tail = st.first !== null ? st.first - (performance.timeOrigin + t0) : NaN;
-    log(`${name}: ${figures.rps.toFixed(0)} deliveries/s (${st.requests} in ${span.toFixed(1)} s)${st.repeats ? `, ${st.repeats} repeated` : ''}`);
+    log(
+      `${name}: ${figures.rps.toFixed(0)} deliveries/s (${st.requests} in ${span.toFixed(1)} s)${st.repeats ? `, ${st.repeats} repeated` : ''}`,
+    );
     return { figures, cpu, tail };
   };
   // The warm-up (JIT, connections) also sizes the measured batches to about BENCH_DURATION seconds of delivery at
@@ -188,7 +216,8 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   // This one was created a minute ago: without them the planner takes webhook_deliveries for a handful of rows and
   // answers the claims and records with sequential scans, which measures the newness of the database, not the design.
   await sql`analyze webhook_endpoints, webhook_messages, webhook_deliveries, webhook_attempts`;
-  const sized = (rate: number, min: number) => Math.max(min, Math.min(s.deliveries, Number.isFinite(rate) ? Math.round(rate * settings.duration) : s.deliveries));
+  const sized = (rate: number, min: number) =>
+    Math.max(min, Math.min(s.deliveries, Number.isFinite(rate) ? Math.round(rate * settings.duration) : s.deliveries));
   const many = await deliver(`deliveries to ${s.endpoints} endpoints`, sized(warm.figures.rps * 1.5, 500), tp);
   const one = await deliver('deliveries to 1 endpoint', sized(many.figures.rps / 2, 200), tp.slice(0, 1));
 
@@ -213,7 +242,13 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     const cpu = m.cpu.since(before);
     cpu[BENCH_DB_COLUMN] = backendsUsed(backendsBefore, await benchDatabaseBackends(sql));
     const sorted = ascending(st.latencies);
-    const latency = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.length ? sorted[sorted.length - 1]! : NaN, received: sorted.length, produced: produced.sent };
+    const latency = {
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted.length ? sorted[sorted.length - 1]! : NaN,
+      received: sorted.length,
+      produced: produced.sent,
+    };
     const figures: Figures = {
       rps: produced.rate,
       p50: latency.p50,
@@ -223,7 +258,9 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
       errors: produced.failed + Math.max(0, produced.sent - st.requests),
       statuses: {},
     };
-    log(`${name}: p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, ${st.requests} of ${produced.sent} arrived`);
+    log(
+      `${name}: p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, ${st.requests} of ${produced.sent} arrived`,
+    );
     return { figures, cpu, latency };
   };
   const quiet = await firstAttempt('event → first attempt, quiet');
@@ -235,7 +272,9 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     await receiver.stats('noisy', true);
     const t0 = performance.now();
     await insertBacklog(sql, noisyMerchant, noisyEndpoint, s.backlog);
-    log(`noisy neighbour: ${s.backlog} due deliveries inserted for the 503 endpoint in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    log(
+      `noisy neighbour: ${s.backlog} due deliveries inserted for the 503 endpoint in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     const engaged = await waitUntil(async () => (await receiver.stats('noisy')).requests > 0, 15_000);
     if (!engaged) log('noisy neighbour: the 503 endpoint got no attempt within 15 s');
     noisy = await firstAttempt('event → first attempt, noisy neighbour');
@@ -261,11 +300,20 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
   ];
   const throughputTable = table(
     ['scenario', 'deliveries/s', 'p50 ms', 'p99 ms', 'deliveries', 'missing', 'vs raw undici'],
-    rows.map(([label, x, versus]) => [label, x.figures.rps.toFixed(0), ms(x.figures.p50), ms(x.figures.p99), String(x.figures.requests), String(x.figures.errors), versus]),
+    rows.map(([label, x, versus]) => [
+      label,
+      x.figures.rps.toFixed(0),
+      ms(x.figures.p50),
+      ms(x.figures.p99),
+      String(x.figures.requests),
+      String(x.figures.errors),
+      versus,
+    ]),
     ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
   const latencyRows: [string, Measured & { latency: Latency }][] = [[`quiet, ${s.rate} events/s`, quiet]];
-  if (noisy) latencyRows.push([`beside a 503 endpoint with ${s.backlog.toLocaleString('en')} due, ${s.rate} events/s`, noisy]);
+  if (noisy)
+    latencyRows.push([`beside a 503 endpoint with ${s.backlog.toLocaleString('en')} due, ${s.rate} events/s`, noisy]);
   const latencyTable = table(
     ['event → first attempt', 'events/s produced', 'p50 ms', 'p99 ms', 'max ms', 'arrived', 'missing'],
     latencyRows.map(([label, x]) => [
@@ -283,7 +331,11 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
     { scenario: rows[0]![0], ...raw },
     { scenario: rows[1]![0], ...many },
     { scenario: rows[2]![0], ...one },
-    ...latencyRows.map(([label, x]) => ({ scenario: `event → first attempt, ${label}`, figures: x.figures, cpu: x.cpu })),
+    ...latencyRows.map(([label, x]) => ({
+      scenario: `event → first attempt, ${label}`,
+      figures: x.figures,
+      cpu: x.cpu,
+    })),
   ];
   const columns = [...processes.map((c) => c.name), 'load generator', 'postgres*', 'nats-server*'];
 
@@ -313,8 +365,11 @@ export async function runWebhooks(ctx: BenchContext): Promise<PartResult> {
               `p99 ${noisy.latency.p99.toFixed(1)} ms = ${(noisy.latency.p99 / quiet.latency.p99).toFixed(2)} × quiet ${quiet.latency.p99.toFixed(1)} ms` +
               (noisy.figures.errors ? `, ${noisy.figures.errors} missing` : '') +
               (noisyAttempts === 0 ? '; the 503 endpoint got no attempt' : '') +
-              (comparable ? '' : `; not judged: the quiet run missed its own p99 target, both runs measure a growing queue`),
-            pass: comparable && noisy.latency.p99 <= TARGET_NOISY_FACTOR * quiet.latency.p99 && noisy.figures.errors === 0,
+              (comparable
+                ? ''
+                : `; not judged: the quiet run missed its own p99 target, both runs measure a growing queue`),
+            pass:
+              comparable && noisy.latency.p99 <= TARGET_NOISY_FACTOR * quiet.latency.p99 && noisy.figures.errors === 0,
           },
         ]
       : []),
@@ -406,7 +461,10 @@ function envelope(id: string, type: string, merchantId: string, data: Record<str
  * Outbox rows as enqueueEvents writes them (id msg_…, merchant, type, data; created_at by default), 5,000 per
  * INSERT … SELECT FROM unnest, each batch committed and announced on the relay's NOTIFY channel at once.
  */
-async function enqueueBulk(sql: Sql, rows: { merchantId: string; type: string; data: Record<string, unknown> }[]): Promise<void> {
+async function enqueueBulk(
+  sql: Sql,
+  rows: { merchantId: string; type: string; data: Record<string, unknown> }[],
+): Promise<void> {
   for (let start = 0; start < rows.length; start += 5000) {
     const batch = rows.slice(start, start + 5000);
     await sql`
@@ -475,7 +533,13 @@ async function insertBacklog(sql: Sql, merchantId: string, endpointId: string, c
     for (let i = 0; i < n; i++) {
       const id = newId('msg');
       messages.push(id);
-      bodies.push(envelope(id, 'payout.failed', merchantId, { ...payoutData(start + i), status: 'failed', failure_reason: 'bank account closed' }));
+      bodies.push(
+        envelope(id, 'payout.failed', merchantId, {
+          ...payoutData(start + i),
+          status: 'failed',
+          failure_reason: 'bank account closed',
+        }),
+      );
       deliveries.push(newId('dlv'));
     }
     await sql.begin(async (tx) => {
@@ -494,7 +558,13 @@ async function insertBacklog(sql: Sql, merchantId: string, endpointId: string, c
 }
 
 /** Closed loop of `concurrency` POSTs through one undici Agent (as the dispatcher's), for `seconds`. */
-async function rawPosts(url: string, concurrency: number, seconds: number, body: string, headers: Record<string, string>): Promise<Figures> {
+async function rawPosts(
+  url: string,
+  concurrency: number,
+  seconds: number,
+  body: string,
+  headers: Record<string, string>,
+): Promise<Figures> {
   const agent = new Agent({ keepAliveTimeout: 10_000 });
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
@@ -520,5 +590,13 @@ async function rawPosts(url: string, concurrency: number, seconds: number, body:
   const elapsed = (performance.now() - start) / 1000;
   await agent.close();
   const sorted = ascending(latencies);
-  return { rps: sorted.length / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), requests: sorted.length, non2xx, errors, statuses };
+  return {
+    rps: sorted.length / elapsed,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    requests: sorted.length,
+    non2xx,
+    errors,
+    statuses,
+  };
 }

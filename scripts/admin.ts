@@ -44,18 +44,27 @@ const COMMANDS: Record<string, Handler> = {
   'merchant set-plan': (sql, [id, plan]) => commands.setPlan(sql, need(id, '<merchant_id>'), need(plan, '<plan>')),
   'merchant show': (sql, [id]) => commands.showMerchant(sql, need(id, '<merchant_id>')),
   'merchant settings': (sql, [id], v) => programme.setMerchantSettings(sql, need(id, '<merchant_id>'), v.set ?? []),
-  'key create': (sql, [id], v) => commands.createKey(sql, need(id, '<merchant_id>'), need(v.scopes, '--scopes'), rateLimitOf(v)),
-  'key update': (sql, [id], v) => commands.updateKey(sql, need(id, '<key_id>'), { scopes: v.scopes, rateLimit: rateLimitOf(v) }),
+  'key create': (sql, [id], v) =>
+    commands.createKey(sql, need(id, '<merchant_id>'), need(v.scopes, '--scopes'), rateLimitOf(v)),
+  'key update': (sql, [id], v) =>
+    commands.updateKey(sql, need(id, '<key_id>'), { scopes: v.scopes, rateLimit: rateLimitOf(v) }),
   'key revoke': (sql, [id]) => commands.revokeKey(sql, need(id, '<key_id>')),
   'key list': (sql, [id]) => commands.listKeys(sql, need(id, '<merchant_id>')),
   'key audit': (sql, [id]) => commands.keyAudit(sql, need(id, '<key_id>')),
-  'user create': (sql, [id], v) => commands.createUser(sql, need(id, '<merchant_id>'), need(v.email, '--email'), need(v.password, '--password')),
+  'user create': (sql, [id], v) =>
+    commands.createUser(sql, need(id, '<merchant_id>'), need(v.email, '--email'), need(v.password, '--password')),
   'tier create': (sql, [id], v) =>
-    programme.createTier(sql, need(id, '<merchant_id>'), { name: need(v.name, '--name'), rate: need(v.rate, '--rate'), threshold: need(v.threshold, '--threshold') }),
+    programme.createTier(sql, need(id, '<merchant_id>'), {
+      name: need(v.name, '--name'),
+      rate: need(v.rate, '--rate'),
+      threshold: need(v.threshold, '--threshold'),
+    }),
   'tier list': (sql, [id]) => programme.listTiers(sql, need(id, '<merchant_id>')),
-  'coupon create': (sql, [id], v) => coupons.createCoupon(sql, need(id, '<merchant_id>'), need(v.affiliate, '--affiliate'), need(v.code, '--code')),
+  'coupon create': (sql, [id], v) =>
+    coupons.createCoupon(sql, need(id, '<merchant_id>'), need(v.affiliate, '--affiliate'), need(v.code, '--code')),
   'coupon list': (sql, [id], v) => coupons.listAllCoupons(sql, need(id, '<merchant_id>'), v.affiliate),
-  'coupon delete': (sql, [id, couponId]) => coupons.removeCoupon(sql, need(id, '<merchant_id>'), need(couponId, '<coupon_id>')),
+  'coupon delete': (sql, [id, couponId]) =>
+    coupons.removeCoupon(sql, need(id, '<merchant_id>'), need(couponId, '<coupon_id>')),
   'secrets re-encrypt': (sql) => secrets.reEncryptSecrets(sql),
 };
 
@@ -96,13 +105,17 @@ async function main(argv: string[]): Promise<{ json: unknown } | { help: string 
   if (group === undefined) throw new commands.UsageError(USAGE);
   const handler = COMMANDS[`${group} ${action}`];
   if (!handler && group !== 'webhook') {
-    throw new commands.UsageError(`unknown command "${[group, action].filter(Boolean).join(' ')}": \`npm run -s admin -- --help\` lists the commands`);
+    throw new commands.UsageError(
+      `unknown command "${[group, action].filter(Boolean).join(' ')}": \`npm run -s admin -- --help\` lists the commands`,
+    );
   }
   const config = loadConfig(Type.Object({ DATABASE_URL: CommonEnv.DATABASE_URL }));
   const sql = connectDatabase(config.DATABASE_URL, { max: 2, applicationName: 'admin' });
   try {
     await migrate(sql);
-    return { json: handler ? await handler(sql, rest, values) : await webhooks.webhookCommand(sql, action, rest, values) };
+    return {
+      json: handler ? await handler(sql, rest, values) : await webhooks.webhookCommand(sql, action, rest, values),
+    };
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -49,7 +49,9 @@ export async function buildBundles(out: string): Promise<{ entries: string[]; pa
         metafile: true,
         logLevel: 'warning',
         // Bundled CommonJS helpers may call require(); give the ESM bundle one.
-        banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+        banner: {
+          js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+        },
       });
       return result.metafile;
     }),

@@ -22,7 +22,14 @@ export const SERVICE_ENV: Record<string, TObject> = {
   dispatcher: DispatcherEnv,
 };
 /** Variables the chart sets itself: from the Secret, from the NATS values, from the ports. */
-export const CHART_MANAGED_ENV = ['DATABASE_URL', 'ENCRYPTION_KEY', 'ENCRYPTION_KEYS_PREVIOUS', 'NATS_URL', 'OPS_PORT', 'PORT'];
+export const CHART_MANAGED_ENV = [
+  'DATABASE_URL',
+  'ENCRYPTION_KEY',
+  'ENCRYPTION_KEYS_PREVIOUS',
+  'NATS_URL',
+  'OPS_PORT',
+  'PORT',
+];
 
 const without = (props: TProperties, names: string[]): TProperties =>
   Object.fromEntries(Object.entries(props).filter(([name]) => !names.includes(name)));
@@ -51,8 +58,16 @@ function serviceSchema(name: string, env: TObject) {
         maxReplicas: Replicas,
         targetCPUUtilizationPercentage: Type.Integer({ minimum: 1, maximum: 100 }),
       }),
-      podDisruptionBudget: closed({ enabled: Type.Boolean(), maxUnavailable: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+%$' })]) }),
-      env: Type.Optional(closed(Object.fromEntries(Object.entries(own).map(([key, schema]) => [key, Type.Optional(schema)])), `variables of the ${name} service`)),
+      podDisruptionBudget: closed({
+        enabled: Type.Boolean(),
+        maxUnavailable: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+%$' })]),
+      }),
+      env: Type.Optional(
+        closed(
+          Object.fromEntries(Object.entries(own).map(([key, schema]) => [key, Type.Optional(schema)])),
+          `variables of the ${name} service`,
+        ),
+      ),
     },
     `the ${name} service`,
   );
@@ -71,7 +86,9 @@ function chartValuesSchema(): TObject {
     imagePullSecrets: Type.Array(closed({ name: Type.String({ minLength: 1 }) })),
     nameOverride: Type.String(),
     fullnameOverride: Type.String(),
-    commonEnv: closed(Object.fromEntries(Object.entries(commonEnv).map(([key, schema]) => [key, Type.Optional(schema)]))),
+    commonEnv: closed(
+      Object.fromEntries(Object.entries(commonEnv).map(([key, schema]) => [key, Type.Optional(schema)])),
+    ),
     secrets: Type.Object(
       {
         existingSecret: Type.String(),
@@ -88,7 +105,10 @@ function chartValuesSchema(): TObject {
       },
     ),
     externalNats: closed({ url: CommonEnv.NATS_URL }),
-    nats: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: true, description: 'values of the NATS chart' }),
+    nats: Type.Object(
+      { enabled: Type.Boolean() },
+      { additionalProperties: true, description: 'values of the NATS chart' },
+    ),
     migrations: closed({
       enabled: Type.Boolean(),
       useHelmHooks: Type.Boolean(),
@@ -112,7 +132,9 @@ function chartValuesSchema(): TObject {
       annotations: map(Type.String(), 'annotations'),
     }),
     global: Type.Optional(Type.Object({}, { description: 'values Helm shares with the NATS chart' })),
-    services: closed(Object.fromEntries(SERVICES.map((service) => [service, serviceSchema(service, SERVICE_ENV[service]!)]))),
+    services: closed(
+      Object.fromEntries(SERVICES.map((service) => [service, serviceSchema(service, SERVICE_ENV[service]!)])),
+    ),
     topologySpread: closed({ enabled: Type.Boolean() }),
     commonLabels: map(Type.String(), 'labels'),
     podAnnotations: map(Type.String(), 'annotations'),
@@ -140,7 +162,15 @@ function chartValuesSchema(): TObject {
 
 /** The schema as written to the chart: plain JSON Schema (TypeBox's own markers are symbols and drop out). */
 export const chartValuesSchemaJson = () =>
-  JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'affiliate-platform values', ...chartValuesSchema() }, null, 2) + '\n';
+  JSON.stringify(
+    {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      title: 'affiliate-platform values',
+      ...chartValuesSchema(),
+    },
+    null,
+    2,
+  ) + '\n';
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   const target = new URL('../charts/affiliate-platform/values.schema.json', import.meta.url).pathname;

@@ -37,14 +37,16 @@ function packageClosure(names: string[]): string[] {
   const visit = (from: string, name: string, required: boolean) => {
     const dir = lookup(from, name);
     if (!dir) {
-      if (required) throw new Error(`image-layout: ${name} (needed from ${relative(ROOT, from) || '.'}) is not installed`);
+      if (required)
+        throw new Error(`image-layout: ${name} (needed from ${relative(ROOT, from) || '.'}) is not installed`);
       return;
     }
     if (found.has(dir)) return;
     found.add(dir);
     const manifest = readManifest(dir);
     for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dir, dep, true);
-    for (const dep of Object.keys({ ...manifest.optionalDependencies, ...manifest.peerDependencies })) visit(dir, dep, false);
+    for (const dep of Object.keys({ ...manifest.optionalDependencies, ...manifest.peerDependencies }))
+      visit(dir, dep, false);
   };
   for (const name of names) visit(ROOT, name, true);
   return [...found].sort();
@@ -67,9 +69,19 @@ export async function layOutImage(out: string): Promise<{ packages: string[] }> 
   }
   const root = readManifest(ROOT) as Manifest & { engines: Record<string, string> };
   const dependencies = Object.fromEntries(packages.map((name) => [name, readManifest(lookup(ROOT, name)!).version]));
-  const manifest = { name: root.name, version: root.version ?? '0.0.0', private: true, type: 'module', engines: root.engines, dependencies };
+  const manifest = {
+    name: root.name,
+    version: root.version ?? '0.0.0',
+    private: true,
+    type: 'module',
+    engines: root.engines,
+    dependencies,
+  };
   const manifestText = JSON.stringify(manifest, null, 2) + '\n';
-  if (!existsSync(join(target, 'package.json')) || readFileSync(join(target, 'package.json'), 'utf8') !== manifestText) {
+  if (
+    !existsSync(join(target, 'package.json')) ||
+    readFileSync(join(target, 'package.json'), 'utf8') !== manifestText
+  ) {
     writeFileSync(join(target, 'package.json'), manifestText);
   }
   // Readable and traversable by the image's unprivileged user, writable by nobody but root.

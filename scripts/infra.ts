@@ -21,7 +21,10 @@ export interface Infra {
   stop(): Promise<void>;
 }
 
-export async function ensureInfra(opts: { purpose: 'start' | 'test' | 'bench'; log: (line: string) => void }): Promise<Infra> {
+export async function ensureInfra(opts: {
+  purpose: 'start' | 'test' | 'bench';
+  log: (line: string) => void;
+}): Promise<Infra> {
   const stops: (() => Promise<void>)[] = [];
   const describe: string[] = [];
 
@@ -32,7 +35,10 @@ export async function ensureInfra(opts: { purpose: 'start' | 'test' | 'bench'; l
     adminUrl = DEFAULT_POSTGRES;
     describe.push(`Postgres at 127.0.0.1:5432`);
   } else {
-    const embedded = await startEmbeddedPostgres(join(ROOT, '.data', opts.purpose === 'start' ? 'postgres' : `postgres-${opts.purpose}`), opts.log);
+    const embedded = await startEmbeddedPostgres(
+      join(ROOT, '.data', opts.purpose === 'start' ? 'postgres' : `postgres-${opts.purpose}`),
+      opts.log,
+    );
     adminUrl = embedded.url;
     stops.push(embedded.stop);
     describe.push(`embedded Postgres on port ${embedded.port} (data in .data/)`);
@@ -63,9 +69,10 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<st
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     const [exists] = await sql`select 1 from pg_database where datname = ${name}`;
-    if (!exists) await sql.unsafe(`create database "${name}"`).catch((err) => {
-      if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
-    });
+    if (!exists)
+      await sql.unsafe(`create database "${name}"`).catch((err) => {
+        if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
+      });
   } finally {
     await sql.end();
   }
@@ -188,19 +195,25 @@ async function startEmbeddedPostgres(dir: string, log: (line: string) => void) {
   };
 }
 
-async function startNatsServer(storeDir: string, log: (line: string) => void): Promise<{ url: string; stop(): Promise<void> }> {
+async function startNatsServer(
+  storeDir: string,
+  log: (line: string) => void,
+): Promise<{ url: string; stop(): Promise<void> }> {
   const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' });
   const binary = which.stdout.trim();
   if (!binary) {
     throw new Error(
-      'NATS is not answering at ' + (process.env['NATS_URL'] ?? DEFAULT_NATS) +
+      'NATS is not answering at ' +
+        (process.env['NATS_URL'] ?? DEFAULT_NATS) +
         ' and nats-server is not on PATH: install it (Debian: apt-get install nats-server) or set NATS_URL',
     );
   }
   mkdirSync(storeDir, { recursive: true });
   const port = await freePort();
   log(`starting nats-server -js on port ${port}`);
-  const child: ChildProcess = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    stdio: 'ignore',
+  });
   const url = `nats://127.0.0.1:${port}`;
   for (let i = 0; i < 100 && !(await tcpAnswers(url, 200)); i++) await new Promise((r) => setTimeout(r, 100));
   return {

@@ -237,7 +237,9 @@ for (const fix of fixes) {
     const source = readFileSync(path, 'utf8');
     if (source.includes(fix.to)) continue;
     if (!source.includes(fix.from)) {
-      process.stderr.write(`patch-dependencies: ${fix.name}: ${path} no longer has the code this fixes; review the fix\n`);
+      process.stderr.write(
+        `patch-dependencies: ${fix.name}: ${path} no longer has the code this fixes; review the fix\n`,
+      );
       failed = true;
       continue;
     }
@@ -248,6 +250,8 @@ for (const fix of fixes) {
 // package.json pins postgres to the version these fixes were written for. A version without the code they fix fails the
 // install, loudly: running unpatched would bring the defects back without anyone noticing.
 if (failed) {
-  process.stderr.write('patch-dependencies: the install is incomplete: update or remove the fix above, then npm ci again\n');
+  process.stderr.write(
+    'patch-dependencies: the install is incomplete: update or remove the fix above, then npm ci again\n',
+  );
   process.exit(1);
 }

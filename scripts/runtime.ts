@@ -15,5 +15,8 @@ const SEMI_SPACE_MB: Record<string, number> = { dispatcher: 4 };
 const DEFAULT_SEMI_SPACE_MB = 16;
 
 export function serviceNodeArgs(service: string): string[] {
-  return [`--max-semi-space-size=${SEMI_SPACE_MB[service] ?? DEFAULT_SEMI_SPACE_MB}`, `--max-old-space-size=${OLD_SPACE_MB}`];
+  return [
+    `--max-semi-space-size=${SEMI_SPACE_MB[service] ?? DEFAULT_SEMI_SPACE_MB}`,
+    `--max-old-space-size=${OLD_SPACE_MB}`,
+  ];
 }

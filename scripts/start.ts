@@ -40,7 +40,8 @@ const ports = [
   }),
 ];
 for (const { variable, port } of ports) {
-  if (await portInUse(port)) refuse(`port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>`);
+  if (await portInUse(port))
+    refuse(`port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>`);
 }
 
 const infra = await ensureInfra({ purpose: 'start', log: say });
@@ -71,10 +72,14 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 for (const service of SERVICES) {
-  const child = spawn(process.execPath, [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`], {
-    env: { ...env, OPS_PORT: process.env[`${service.name.toUpperCase()}_OPS_PORT`] ?? String(service.opsPort) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`],
+    {
+      env: { ...env, OPS_PORT: process.env[`${service.name.toUpperCase()}_OPS_PORT`] ?? String(service.opsPort) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.set(service.name, child);
   const prefix = `${service.name.padEnd(11)} | `;
   const pipeLines = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {

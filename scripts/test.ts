@@ -76,5 +76,7 @@ if (failures.length > 0) {
   process.stdout.write(`\nfailures (${innermost.length}):\n`);
   for (const lines of innermost.slice(0, 30)) process.stdout.write(`- ${lines.slice(0, 25).join('\n  ')}\n`);
 }
-process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${count('skip') ? `, ${count('skip')} skipped` : ''}\n`);
+process.stdout.write(
+  `\ntests: ${passed} passed, ${failed} failed${count('skip') ? `, ${count('skip')} skipped` : ''}\n`,
+);
 process.exit(code);

@@ -1,4 +1,12 @@
-import { changePlan, createApiKey, KEY_SCOPES, PLANS, revokeApiKey, updateApiKey, type Plan } from '@platform/shared/api-keys';
+import {
+  changePlan,
+  createApiKey,
+  KEY_SCOPES,
+  PLANS,
+  revokeApiKey,
+  updateApiKey,
+  type Plan,
+} from '@platform/shared/api-keys';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
@@ -30,7 +38,8 @@ export async function setPlan(sql: Sql, merchantId: string, plan: string) {
 }
 
 export async function showMerchant(sql: Sql, merchantId: string) {
-  const [row] = await sql`select id, name, plan, settings, created_at, updated_at from merchants where id = ${merchantId}`;
+  const [row] =
+    await sql`select id, name, plan, settings, created_at, updated_at from merchants where id = ${merchantId}`;
   if (!row) throw new UsageError(`no merchant ${merchantId}`);
   return row;
 }
@@ -41,7 +50,8 @@ export async function createKey(sql: Sql, merchantId: string, scopesArg: string,
 }
 
 export async function updateKey(sql: Sql, keyId: string, changes: { scopes?: string; rateLimit?: number }) {
-  if (changes.scopes === undefined && changes.rateLimit === undefined) throw new UsageError('give --scopes and/or --rate-limit');
+  if (changes.scopes === undefined && changes.rateLimit === undefined)
+    throw new UsageError('give --scopes and/or --rate-limit');
   const scopes = changes.scopes === undefined ? undefined : parseScopes(changes.scopes);
   await asUsage(updateApiKey(sql, keyId, null, { scopes, rateLimit: changes.rateLimit }, OPERATOR));
   return describeKey(sql, keyId);
@@ -60,8 +70,10 @@ export async function listKeys(sql: Sql, merchantId: string) {
 }
 
 export async function keyAudit(sql: Sql, keyId: string) {
-  const events = await sql`select action, detail, actor, at from api_key_audit where key_id = ${keyId} order by at desc, id desc`;
-  const usage = await sql`select day, requests from api_key_usage_daily where key_id = ${keyId} order by day desc limit 90`;
+  const events =
+    await sql`select action, detail, actor, at from api_key_audit where key_id = ${keyId} order by at desc, id desc`;
+  const usage =
+    await sql`select day, requests from api_key_usage_daily where key_id = ${keyId} order by day desc limit 90`;
   return { key: await describeKey(sql, keyId), events, usage };
 }
 
@@ -97,8 +109,16 @@ function assertPlan(plan: string): asserts plan is Plan {
 }
 
 function parseScopes(arg: string): string[] {
-  const scopes = [...new Set(arg.split(',').map((s) => s.trim()).filter(Boolean))];
-  if (scopes.length === 0 || scopes.some((s) => !SCOPES.includes(s))) throw new UsageError(`--scopes must be a comma-separated set of ${SCOPES.join(', ')}`);
+  const scopes = [
+    ...new Set(
+      arg
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (scopes.length === 0 || scopes.some((s) => !SCOPES.includes(s)))
+    throw new UsageError(`--scopes must be a comma-separated set of ${SCOPES.join(', ')}`);
   return scopes;
 }
 

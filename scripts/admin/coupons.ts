@@ -19,7 +19,8 @@ export async function createCoupon(sql: Sql, merchantId: string, affiliateId: st
   try {
     return presentCoupon(await insertCoupon(sql, { id: newId('cpn'), merchantId, affiliateId, code }));
   } catch (err) {
-    if (isUniqueViolation(err, 'coupons_merchant_code')) throw new UsageError(`merchant ${merchantId} already has a coupon ${code} (codes are case-insensitive)`);
+    if (isUniqueViolation(err, 'coupons_merchant_code'))
+      throw new UsageError(`merchant ${merchantId} already has a coupon ${code} (codes are case-insensitive)`);
     throw err;
   }
 }
@@ -27,7 +28,8 @@ export async function createCoupon(sql: Sql, merchantId: string, affiliateId: st
 /** Every coupon of the merchant (or of one affiliate), newest first. */
 export async function listAllCoupons(sql: Sql, merchantId: string, affiliateId?: string) {
   await assertMerchant(sql, merchantId);
-  if (affiliateId !== undefined && !isId('aff', affiliateId)) throw new UsageError(`--affiliate must be an affiliate id (aff_…)`);
+  if (affiliateId !== undefined && !isId('aff', affiliateId))
+    throw new UsageError(`--affiliate must be an affiliate id (aff_…)`);
   const all = [];
   let after: { created_at: string; id: string } | undefined;
   for (;;) {
@@ -41,7 +43,8 @@ export async function listAllCoupons(sql: Sql, merchantId: string, affiliateId?:
 
 export async function removeCoupon(sql: Sql, merchantId: string, couponId: string) {
   await assertMerchant(sql, merchantId);
-  if (!isId('cpn', couponId) || !(await deleteCoupon(sql, merchantId, couponId))) throw new UsageError(`no coupon ${couponId} at merchant ${merchantId}`);
+  if (!isId('cpn', couponId) || !(await deleteCoupon(sql, merchantId, couponId)))
+    throw new UsageError(`no coupon ${couponId} at merchant ${merchantId}`);
   return { id: couponId, deleted: true };
 }
 

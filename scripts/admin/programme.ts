@@ -19,11 +19,14 @@ const SETTING_KEYS = Object.keys(MerchantSettings.properties) as SettingKey[];
  * Prints the merchant's settings in effect afterwards (defaults filled in).
  */
 export async function setMerchantSettings(sql: Sql, merchantId: string, assignments: string[]) {
-  if (assignments.length === 0) throw new UsageError(`give at least one --set key=value (keys: ${SETTING_KEYS.join(', ')})`);
+  if (assignments.length === 0)
+    throw new UsageError(`give at least one --set key=value (keys: ${SETTING_KEYS.join(', ')})`);
   const changes = assignments.map(parseAssignment);
   if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
   return sql.begin(async (tx) => {
-    const [row] = await tx<{ settings: Record<string, unknown> }[]>`select settings from merchants where id = ${merchantId} for update`;
+    const [row] = await tx<
+      { settings: Record<string, unknown> }[]
+    >`select settings from merchants where id = ${merchantId} for update`;
     if (!row) throw new UsageError(`no merchant ${merchantId}`);
     const stored: Record<string, unknown> = { ...row.settings };
     for (const change of changes) {
@@ -40,7 +43,9 @@ export async function setMerchantSettings(sql: Sql, merchantId: string, assignme
       const schema = MerchantSettings.properties[key];
       if (!Value.Check(schema, stored[key])) {
         const first = Value.Errors(schema, stored[key]).First();
-        throw new UsageError(`${key}: ${first ? `${first.path ? `${first.path} ` : ''}${first.message}` : 'is invalid'}`);
+        throw new UsageError(
+          `${key}: ${first ? `${first.path ? `${first.path} ` : ''}${first.message}` : 'is invalid'}`,
+        );
       }
     }
     await tx`update merchants set settings = ${tx.json(stored as never)}, updated_at = date_trunc('milliseconds', now()) where id = ${merchantId}`;
@@ -49,8 +54,7 @@ export async function setMerchantSettings(sql: Sql, merchantId: string, assignme
 }
 
 type Assignment =
-  | { kind: 'field'; key: SettingKey; value: unknown }
-  | { kind: 'rule'; eventType: string; rule: CommissionRule | null };
+  { kind: 'field'; key: SettingKey; value: unknown } | { kind: 'rule'; eventType: string; rule: CommissionRule | null };
 
 function parseAssignment(text: string): Assignment {
   const eq = text.indexOf('=');
@@ -65,13 +69,17 @@ function parseAssignment(text: string): Assignment {
   }
   if (key.startsWith('commission_rules.')) {
     const eventType = key.slice('commission_rules.'.length);
-    if (!/^[a-z][a-z0-9_.]{0,63}$/.test(eventType)) throw new UsageError(`commission_rules: ${JSON.stringify(eventType)} is not an event type`);
+    if (!/^[a-z][a-z0-9_.]{0,63}$/.test(eventType))
+      throw new UsageError(`commission_rules: ${JSON.stringify(eventType)} is not an event type`);
     if (value !== null && !Value.Check(CommissionRule, value)) {
-      throw new UsageError(`commission_rules.${eventType}: must be {"kind":"percentage","rate":0..1} or {"kind":"flat","amount":"12.50"} or null`);
+      throw new UsageError(
+        `commission_rules.${eventType}: must be {"kind":"percentage","rate":0..1} or {"kind":"flat","amount":"12.50"} or null`,
+      );
     }
     return { kind: 'rule', eventType, rule: value as CommissionRule | null };
   }
-  if (!(SETTING_KEYS as string[]).includes(key)) throw new UsageError(`unknown setting ${key} (keys: ${SETTING_KEYS.join(', ')})`);
+  if (!(SETTING_KEYS as string[]).includes(key))
+    throw new UsageError(`unknown setting ${key} (keys: ${SETTING_KEYS.join(', ')})`);
   return { kind: 'field', key: key as SettingKey, value };
 }
 
@@ -82,8 +90,12 @@ const THRESHOLD = /^\d{1,16}(\.\d{1,4})?$/;
 export async function createTier(sql: Sql, merchantId: string, t: { name: string; rate: string; threshold: string }) {
   const name = t.name.trim();
   if (!name || name.length > 100) throw new UsageError('--name must have 1 to 100 characters');
-  if (!RATE.test(t.rate)) throw new UsageError('--rate must be a decimal from 0 to 1 with at most 6 decimals (0.15 is 15 percent)');
-  if (!THRESHOLD.test(t.threshold)) throw new UsageError("--threshold must be a non-negative decimal with at most 4 decimals, in the merchant's currency");
+  if (!RATE.test(t.rate))
+    throw new UsageError('--rate must be a decimal from 0 to 1 with at most 6 decimals (0.15 is 15 percent)');
+  if (!THRESHOLD.test(t.threshold))
+    throw new UsageError(
+      "--threshold must be a non-negative decimal with at most 4 decimals, in the merchant's currency",
+    );
   if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);

@@ -32,7 +32,13 @@ interface ColumnReport {
  * no key opens are reported by row id and left as they are; the command then fails, so that the operator looks.
  */
 export async function reEncryptSecrets(sql: Sql): Promise<{ columns: ColumnReport[] }> {
-  const config = loadConfig(Type.Object({ APP_ENV: CommonEnv.APP_ENV, ENCRYPTION_KEY: CommonEnv.ENCRYPTION_KEY, ENCRYPTION_KEYS_PREVIOUS: CommonEnv.ENCRYPTION_KEYS_PREVIOUS }));
+  const config = loadConfig(
+    Type.Object({
+      APP_ENV: CommonEnv.APP_ENV,
+      ENCRYPTION_KEY: CommonEnv.ENCRYPTION_KEY,
+      ENCRYPTION_KEYS_PREVIOUS: CommonEnv.ENCRYPTION_KEYS_PREVIOUS,
+    }),
+  );
   const keys = decryptionKeys(config);
   const reports: ColumnReport[] = [];
   for (const { table, columns } of ENCRYPTED_COLUMNS) {
@@ -41,7 +47,9 @@ export async function reEncryptSecrets(sql: Sql): Promise<{ columns: ColumnRepor
   const undecryptable = reports.reduce((n, r) => n + r.undecryptable.length, 0);
   if (undecryptable > 0) {
     process.exitCode = 1;
-    process.stderr.write(`admin: ${undecryptable} secret(s) open with none of the configured keys; listed by row id in the output\n`);
+    process.stderr.write(
+      `admin: ${undecryptable} secret(s) open with none of the configured keys; listed by row id in the output\n`,
+    );
   }
   return { columns: reports };
 }
@@ -62,7 +70,13 @@ async function reEncryptColumn(sql: Sql, keys: Buffer[], table: string, column: 
       try {
         const { plaintext, keyIndex } = decryptSecretWithAny(keys, row.value);
         if (keyIndex === 0) report.already_current++;
-        else rewritten.push({ id: row.id, merchant_id: row.merchant_id, old: row.value, value: encryptSecret(keys[0]!, plaintext) });
+        else
+          rewritten.push({
+            id: row.id,
+            merchant_id: row.merchant_id,
+            old: row.value,
+            value: encryptSecret(keys[0]!, plaintext),
+          });
       } catch (err) {
         if (!(err instanceof UndecryptableSecret)) throw err;
         report.undecryptable.push(row.id);

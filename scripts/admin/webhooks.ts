@@ -4,7 +4,15 @@ import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { loadDispatcherConfig } from '@platform/dispatcher/config';
-import { changeEndpoint, createEndpoint, loadEndpoint, replayOne, replayRange, rotateSecret, sendTestEvent } from '@platform/dispatcher/endpoints';
+import {
+  changeEndpoint,
+  createEndpoint,
+  loadEndpoint,
+  replayOne,
+  replayRange,
+  rotateSecret,
+  sendTestEvent,
+} from '@platform/dispatcher/endpoints';
 import { presentDelivery, presentEndpoint } from '@platform/dispatcher/present';
 import { listDeliveries } from '@platform/dispatcher/queries/delivery-log';
 import { forgetHints } from '@platform/dispatcher/queries/sweep';
@@ -59,16 +67,22 @@ async function operator<T>(work: () => Promise<T>): Promise<T> {
 }
 
 async function merchantOfEndpoint(sql: Sql, endpointId: string): Promise<string> {
-  const [row] = isId('we', endpointId) ? await sql<{ merchant_id: string }[]>`select merchant_id from webhook_endpoints where id = ${endpointId}` : [];
+  const [row] = isId('we', endpointId)
+    ? await sql<{ merchant_id: string }[]>`select merchant_id from webhook_endpoints where id = ${endpointId}`
+    : [];
   if (!row) throw new UsageError(`no webhook endpoint ${endpointId}`);
   return row.merchant_id;
 }
 
 function eventTypes(list: string | undefined): DomainEventType[] | undefined {
   if (list === undefined) return undefined;
-  const types = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const types = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = types.filter((t) => !(DOMAIN_EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown.length || types.length === 0) throw new UsageError(`--events must name event types from: ${DOMAIN_EVENT_TYPES.join(', ')}`);
+  if (unknown.length || types.length === 0)
+    throw new UsageError(`--events must name event types from: ${DOMAIN_EVENT_TYPES.join(', ')}`);
   return [...new Set(types)] as DomainEventType[];
 }
 
@@ -84,7 +98,12 @@ function timestamp(value: string | undefined, flag: string): string {
   return new Date(value).toISOString();
 }
 
-export async function webhookCommand(sql: Sql, action: string | undefined, args: string[], o: WebhookOptions): Promise<unknown> {
+export async function webhookCommand(
+  sql: Sql,
+  action: string | undefined,
+  args: string[],
+  o: WebhookOptions,
+): Promise<unknown> {
   const arg = (what: string) => {
     if (!args[0]) throw new UsageError(`missing ${what}\n${WEBHOOK_USAGE}`);
     return args[0];
@@ -114,7 +133,8 @@ export async function webhookCommand(sql: Sql, action: string | undefined, args:
     }
     case 'update': {
       const id = arg('<endpoint_id>');
-      if (o.enabled !== undefined && o.enabled !== 'true' && o.enabled !== 'false') throw new UsageError('--enabled must be true or false');
+      if (o.enabled !== undefined && o.enabled !== 'true' && o.enabled !== 'false')
+        throw new UsageError('--enabled must be true or false');
       const body = {
         ...(o.url !== undefined ? { url: o.url } : {}),
         ...(o.events !== undefined ? { event_types: eventTypes(o.events) } : {}),
@@ -122,7 +142,8 @@ export async function webhookCommand(sql: Sql, action: string | undefined, args:
         ...(o.threshold !== undefined ? { failure_threshold: threshold(o.threshold) } : {}),
         ...(o.enabled !== undefined ? { enabled: o.enabled === 'true' } : {}),
       };
-      if (Object.keys(body).length === 0) throw new UsageError('give at least one of --url, --events, --description, --threshold, --enabled');
+      if (Object.keys(body).length === 0)
+        throw new UsageError('give at least one of --url, --events, --description, --threshold, --enabled');
       const merchantId = await merchantOfEndpoint(sql, id);
       return operator(() => changeEndpoint(sql, deps(), merchantId, id, body));
     }
@@ -152,7 +173,9 @@ export async function webhookCommand(sql: Sql, action: string | undefined, args:
     }
     case 'replay': {
       const id = arg('<delivery_id>');
-      const [row] = isId('dlv', id) ? await sql<{ merchant_id: string }[]>`select merchant_id from webhook_deliveries where id = ${id}` : [];
+      const [row] = isId('dlv', id)
+        ? await sql<{ merchant_id: string }[]>`select merchant_id from webhook_deliveries where id = ${id}`
+        : [];
       if (!row) throw new UsageError(`no webhook delivery ${id}`);
       const replayed = await operator(() => replayOne(sql, row.merchant_id, id));
       await forgetHints(sql, replayed);

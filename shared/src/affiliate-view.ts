@@ -57,7 +57,11 @@ export function presentAffiliate(row: AffiliateViewRow, publicBaseUrl: string): 
 }
 
 /** One affiliate of the merchant, with exactly the columns presentAffiliate reads. */
-export async function findAffiliateView(sql: Queryable, merchantId: string, id: string): Promise<AffiliateViewRow | undefined> {
+export async function findAffiliateView(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+): Promise<AffiliateViewRow | undefined> {
   const [row] = await sql<AffiliateViewRow[]>`
     select ${affiliateViewColumns(sql)}
     from affiliates a join merchants m on m.id = a.merchant_id

@@ -25,12 +25,21 @@ export interface CreatedKey {
   rate_limit_per_min: number;
 }
 
-export async function createApiKey(sql: Sql, merchantId: string, scopes: string[], rateLimit: number | undefined, actor: string): Promise<CreatedKey> {
+export async function createApiKey(
+  sql: Sql,
+  merchantId: string,
+  scopes: string[],
+  rateLimit: number | undefined,
+  actor: string,
+): Promise<CreatedKey> {
   return sql.begin(async (tx) => {
     const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for share`;
     if (!merchant) throw new ApiError('NOT_FOUND', `No such merchant ${merchantId}`);
     if (!API_KEY_PLANS.includes(merchant.plan)) {
-      throw new ApiError('PLAN_REQUIRED', `API keys need the growth plan or higher; ${merchantId} is on ${merchant.plan}`);
+      throw new ApiError(
+        'PLAN_REQUIRED',
+        `API keys need the growth plan or higher; ${merchantId} is on ${merchant.plan}`,
+      );
     }
     const limit = checkRateLimit(merchant.plan, rateLimit);
     const id = newId('key');
@@ -70,7 +79,9 @@ export async function updateApiKey(
   actor: string,
 ): Promise<void> {
   await sql.begin(async (tx) => {
-    const [key] = await tx<{ merchant_id: string; scopes: string[]; rate_limit_per_min: number; revoked_at: Date | null; plan: Plan }[]>`
+    const [key] = await tx<
+      { merchant_id: string; scopes: string[]; rate_limit_per_min: number; revoked_at: Date | null; plan: Plan }[]
+    >`
       select k.merchant_id, k.scopes, k.rate_limit_per_min, k.revoked_at, m.plan
       from api_keys k join merchants m on m.id = k.merchant_id
       where k.id = ${keyId} and (${merchantId}::text is null or k.merchant_id = ${merchantId}) for update of k`;
@@ -95,7 +106,12 @@ export async function updateApiKey(
  * so every live key with one goes back to DEFAULT_RATE_LIMIT, each change in the key's audit log. Answers the
  * merchant, or undefined when there is none.
  */
-export async function changePlan(sql: Sql, merchantId: string, plan: Plan, actor: string): Promise<Record<string, unknown> | undefined> {
+export async function changePlan(
+  sql: Sql,
+  merchantId: string,
+  plan: Plan,
+  actor: string,
+): Promise<Record<string, unknown> | undefined> {
   return sql.begin(async (tx) => {
     const [merchant] = await tx`
       update merchants set plan = ${plan}, updated_at = date_trunc('milliseconds', now())
@@ -118,9 +134,15 @@ export async function changePlan(sql: Sql, merchantId: string, plan: Plan, actor
 
 function checkRateLimit(plan: Plan, rateLimit: number | undefined): number {
   if (rateLimit === undefined) return DEFAULT_RATE_LIMIT;
-  if (!CUSTOM_RATE_PLANS.includes(plan)) throw new ApiError('PLAN_REQUIRED', `A custom rate limit needs the scale plan or higher; the merchant is on ${plan}`);
+  if (!CUSTOM_RATE_PLANS.includes(plan))
+    throw new ApiError(
+      'PLAN_REQUIRED',
+      `A custom rate limit needs the scale plan or higher; the merchant is on ${plan}`,
+    );
   if (!Number.isInteger(rateLimit) || rateLimit < 60 || rateLimit > 60000) {
-    throw new ApiError('INVALID_INPUT', 'The request is invalid', [{ path: 'rate_limit_per_min', message: 'must be a whole number from 60 to 60000' }]);
+    throw new ApiError('INVALID_INPUT', 'The request is invalid', [
+      { path: 'rate_limit_per_min', message: 'must be a whole number from 60 to 60000' },
+    ]);
   }
   return rateLimit;
 }

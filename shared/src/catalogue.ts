@@ -1,5 +1,12 @@
 import type { ConsumerConfig, StreamConfig } from '@nats-io/jetstream';
-import { AckPolicy, DeliverPolicy, DiscardPolicy, ReplayPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  ReplayPolicy,
+  RetentionPolicy,
+  StorageType,
+} from '@nats-io/jetstream';
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
@@ -108,7 +115,9 @@ export const ConversionRecordedSchema = Type.Object({
     }),
     Type.Null(),
   ]),
-  customer_email: Type.Union([Type.String(), Type.Null()], { description: 'payload.customer_email when given (self-referral rule)' }),
+  customer_email: Type.Union([Type.String(), Type.Null()], {
+    description: 'payload.customer_email when given (self-referral rule)',
+  }),
   created_at: Type.String({ description: 'when the event was recorded' }),
 });
 export type ConversionRecorded = Static<typeof ConversionRecordedSchema>;
@@ -145,7 +154,10 @@ export const COMMISSIONS_CONSUMER: DurableConsumerEntry = {
   max_ack_pending: 1000,
 };
 
-export function durableConsumerConfig(prefix: string, entry: DurableConsumerEntry): Partial<ConsumerConfig> & { durable_name: string } {
+export function durableConsumerConfig(
+  prefix: string,
+  entry: DurableConsumerEntry,
+): Partial<ConsumerConfig> & { durable_name: string } {
   return {
     durable_name: entry.durable_name,
     description: entry.description,

@@ -7,7 +7,10 @@ import { Ajv } from 'ajv';
  * A bad value throws ConfigError naming the variable, and `main` exits on it.
  */
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`configuration: ${variable} ${problem}`);
     this.name = 'ConfigError';
   }
@@ -64,7 +67,8 @@ export const CommonEnv = {
   ENCRYPTION_KEYS_PREVIOUS: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z0-9+/=_-]{43,}(,[A-Za-z0-9+/=_-]{43,})*$',
-      description: 'comma-separated earlier ENCRYPTION_KEY values: secrets encrypted under them still decrypt, until `admin secrets re-encrypt` has moved them to the current key',
+      description:
+        'comma-separated earlier ENCRYPTION_KEY values: secrets encrypted under them still decrypt, until `admin secrets re-encrypt` has moved them to the current key',
     }),
   ),
 };
@@ -73,7 +77,8 @@ export const CommonEnv = {
 export const PUBLIC_BASE_URL = Type.String({
   default: 'http://localhost:8080',
   pattern: '^https?://[^/]+$',
-  description: "the gateway's public address: base of referral links when the merchant has no tracking host, and the OpenAPI document's server",
+  description:
+    "the gateway's public address: base of referral links when the merchant has no tracking host, and the OpenAPI document's server",
 });
 
 /** The relay's default pacing; the bench's own producer relay uses it too, as the services' relays do. */
@@ -85,13 +90,15 @@ export const OutboxEnv = {
     default: 7,
     minimum: 1,
     maximum: 3650,
-    description: 'published outbox rows older than this, once the reconcilers have passed them, are deleted (at start, then hourly, by each service that runs a relay)',
+    description:
+      'published outbox rows older than this, once the reconcilers have passed them, are deleted (at start, then hourly, by each service that runs a relay)',
   }),
   OUTBOX_RELAY_INTERVAL_MS: Type.Integer({
     default: OUTBOX_RELAY_INTERVAL_DEFAULT_MS,
     minimum: 0,
     maximum: 1000,
-    description: 'least time between two publishing passes of the relay woken by commits: a commit after a quiet spell is published at once, under load each pass carries what was committed in the interval (0: every wake-up)',
+    description:
+      'least time between two publishing passes of the relay woken by commits: a commit after a quiet spell is published at once, under load each pass carries what was committed in the interval (0: every wake-up)',
   }),
 };
 
@@ -101,7 +108,8 @@ export const TopologyEnv = {
     default: 2000,
     minimum: 100,
     maximum: 60_000,
-    description: 'how often a service checks that the JetStream streams and its consumers exist, recreating what is missing (also at once when a publish or a pull finds one gone)',
+    description:
+      'how often a service checks that the JetStream streams and its consumers exist, recreating what is missing (also at once when a publish or a pull finds one gone)',
   }),
 };
 
@@ -129,7 +137,11 @@ export function encryptionKey(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION
  * The keys secrets at rest may be decrypted with, the current one first: ENCRYPTION_KEY, then each of
  * ENCRYPTION_KEYS_PREVIOUS in the order given. New values are encrypted under the first only.
  */
-export function decryptionKeys(config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'>): Buffer[] {
-  const previous = config.ENCRYPTION_KEYS_PREVIOUS ? config.ENCRYPTION_KEYS_PREVIOUS.split(',').map((k) => keyOf('ENCRYPTION_KEYS_PREVIOUS', k)) : [];
+export function decryptionKeys(
+  config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'>,
+): Buffer[] {
+  const previous = config.ENCRYPTION_KEYS_PREVIOUS
+    ? config.ENCRYPTION_KEYS_PREVIOUS.split(',').map((k) => keyOf('ENCRYPTION_KEYS_PREVIOUS', k))
+    : [];
   return [encryptionKey(config), ...previous];
 }

@@ -119,7 +119,10 @@ export function consumeDurable(opts: {
     void (async () => {
       for await (const s of messages.status()) {
         if (!GONE.has(s.type)) continue;
-        log.warn('consumer gone; checking the topology and pulling anew', { consumer: entry.durable_name, status: s.type });
+        log.warn('consumer gone; checking the topology and pulling anew', {
+          consumer: entry.durable_name,
+          status: s.type,
+        });
         void topology.check();
         restart();
         return;

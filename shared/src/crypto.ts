@@ -8,7 +8,11 @@ export function createHmacKey(master: Buffer, purpose: string): Buffer {
   let byPurpose = derived.get(master);
   if (!byPurpose) derived.set(master, (byPurpose = new Map()));
   let key = byPurpose.get(purpose);
-  if (!key) byPurpose.set(purpose, (key = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `affiliate-platform:${purpose}`, 32))));
+  if (!key)
+    byPurpose.set(
+      purpose,
+      (key = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `affiliate-platform:${purpose}`, 32))),
+    );
   return key;
 }
 
@@ -23,7 +27,12 @@ export function encryptSecret(master: Buffer, plaintext: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join(':');
+  return [
+    'v1',
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    ciphertext.toString('base64url'),
+  ].join(':');
 }
 
 /**

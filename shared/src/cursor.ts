@@ -70,7 +70,9 @@ export async function keysetPage<R extends { created_at: Date | string; id: stri
   return {
     data: page.map(opts.present),
     next_cursor:
-      rows.length > opts.limit && last ? encodeCursor(opts.key, opts.scope, { created_at: isoString(last.created_at), id: last.id }) : null,
+      rows.length > opts.limit && last
+        ? encodeCursor(opts.key, opts.scope, { created_at: isoString(last.created_at), id: last.id })
+        : null,
   };
 }
 

@@ -7,7 +7,12 @@ const READ_TIMEOUT_MS = 1000;
  * A gauge read from Postgres when /metrics is scraped (never on a hot path). A read that fails or takes longer than
  * READ_TIMEOUT_MS leaves the last value, so a database outage shows as the other gauges' staleness, not as zeros.
  */
-export function databaseGauge(opts: { registry: Registry; name: string; help: string; read: () => Promise<number> }): void {
+export function databaseGauge(opts: {
+  registry: Registry;
+  name: string;
+  help: string;
+  read: () => Promise<number>;
+}): void {
   new Gauge({
     name: opts.name,
     help: opts.help,

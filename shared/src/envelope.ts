@@ -11,7 +11,10 @@ export class PoisonMessage extends Error {
  * one of `types`, a merchant, a timestamp and a data object. Throws PoisonMessage naming what is wrong, never the
  * content (which may hold customer data). What the data must hold is the consumer's to check.
  */
-export function parseEnvelope<T extends OutboxEventType>(bytes: Uint8Array, types: readonly T[]): DomainEvent<Record<string, unknown>, T> {
+export function parseEnvelope<T extends OutboxEventType>(
+  bytes: Uint8Array,
+  types: readonly T[],
+): DomainEvent<Record<string, unknown>, T> {
   let value: unknown;
   try {
     value = decodeJson<unknown>(bytes);
@@ -20,7 +23,8 @@ export function parseEnvelope<T extends OutboxEventType>(bytes: Uint8Array, type
   }
   const e = value as Partial<DomainEvent<Record<string, unknown>, T>> | null;
   if (!e || typeof e !== 'object') throw new PoisonMessage('not an envelope');
-  if (!types.includes(e.type as T)) throw new PoisonMessage(types.length === 1 ? `type is not ${types[0]}` : 'type is not one this stream carries');
+  if (!types.includes(e.type as T))
+    throw new PoisonMessage(types.length === 1 ? `type is not ${types[0]}` : 'type is not one this stream carries');
   if (typeof e.id !== 'string' || typeof e.merchant_id !== 'string' || typeof e.created_at !== 'string') {
     throw new PoisonMessage('envelope lacks id, merchant_id or created_at');
   }

@@ -22,7 +22,8 @@ export interface ErrorDetail {
 export const ErrorDetailSchema = Type.Object(
   {
     path: Type.String({
-      description: 'the offending input: a field or query parameter by name ("email", "limit", "cursor"), dotted when nested ("payload.plan"), "body" for the body as a whole',
+      description:
+        'the offending input: a field or query parameter by name ("email", "limit", "cursor"), dotted when nested ("payload.plan"), "body" for the body as a whole',
       examples: ['email'],
     }),
     message: Type.String({ description: 'what is wrong with it', examples: ['must match format "email"'] }),
@@ -34,9 +35,15 @@ export const ErrorEnvelopeSchema = Type.Object(
   {
     error: Type.Object(
       {
-        code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c)), { description: 'machine-readable code' }),
+        code: Type.Union(
+          ERROR_CODES.map((c) => Type.Literal(c)),
+          { description: 'machine-readable code' },
+        ),
         message: Type.String({ description: 'human-readable explanation', examples: ['No such affiliate'] }),
-        request_id: Type.String({ description: 'the x-request-id of the request', examples: ['req_01JD3T6M0S2E4W5X6Y7Z8A9B0C'] }),
+        request_id: Type.String({
+          description: 'the x-request-id of the request',
+          examples: ['req_01JD3T6M0S2E4W5X6Y7Z8A9B0C'],
+        }),
         details: Type.Optional(Type.Array(ErrorDetailSchema, { description: 'per-field problems (INVALID_INPUT)' })),
       },
       { additionalProperties: false },

@@ -1,6 +1,21 @@
 import { randomFillSync } from 'node:crypto';
 
-const ID_PREFIXES = ['mer', 'aff', 'com', 'evt', 'key', 'we', 'msg', 'dlv', 'tier', 'cpn', 'vis', 'po', 'req', 'usr'] as const;
+const ID_PREFIXES = [
+  'mer',
+  'aff',
+  'com',
+  'evt',
+  'key',
+  'we',
+  'msg',
+  'dlv',
+  'tier',
+  'cpn',
+  'vis',
+  'po',
+  'req',
+  'usr',
+] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case

@@ -38,7 +38,12 @@ export function createLogger(
  */
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, stack: value.stack, ...(value.cause === undefined ? {} : { cause: value.cause }) };
+    return {
+      name: value.name,
+      message: value.message,
+      stack: value.stack,
+      ...(value.cause === undefined ? {} : { cause: value.cause }),
+    };
   }
   return value;
 }

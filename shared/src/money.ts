@@ -7,12 +7,34 @@
 /** Currencies whose minor unit is not the hundredth. Every other well-formed code has two decimals. */
 const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
   // no minor unit
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0,
-  XAF: 0, XOF: 0, XPF: 0,
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
   // thousandths
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
   // ten-thousandths (accounting units)
-  CLF: 4, UYW: 4,
+  CLF: 4,
+  UYW: 4,
 };
 
 const CURRENCY_PATTERN = /^[A-Z]{3}$/;

@@ -3,7 +3,11 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { durableConsumerConfig, streamConfigs, streamName, type DurableConsumerEntry } from './catalogue.ts';
 
 /** `options.noAsyncTraces`: request errors lose the caller's stack, and requests no longer capture one each. */
-export async function connectNats(url: string, name: string, options: Pick<NodeConnectionOptions, 'noAsyncTraces'> = {}): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  options: Pick<NodeConnectionOptions, 'noAsyncTraces'> = {},
+): Promise<NatsConnection> {
   return connect({
     servers: url,
     name,
@@ -35,13 +39,18 @@ export async function ensureStreams(nc: NatsConnection, prefix: string): Promise
 }
 
 export const encodeJson = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
-export const decodeJson = <T>(data: Uint8Array): T => JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as T;
+export const decodeJson = <T>(data: Uint8Array): T =>
+  JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as T;
 
 /**
  * Creates a catalogue durable consumer, or brings an existing one's updatable settings in line. Safe to run from
  * every replica at start.
  */
-export async function ensureDurableConsumer(nc: NatsConnection, prefix: string, entry: DurableConsumerEntry): Promise<void> {
+export async function ensureDurableConsumer(
+  nc: NatsConnection,
+  prefix: string,
+  entry: DurableConsumerEntry,
+): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const stream = streamName(prefix, entry.stream);
   const config = durableConsumerConfig(prefix, entry);

@@ -83,10 +83,12 @@ export function serveOperations(opts: {
   });
 
   // Answers completed in one turn of the event loop leave in one socket write.
-  const respondInThisTurn = createTurnBatch((answer: { msg: Msg; data: Uint8Array; headers: MsgHdrs; sent: () => void }) => {
-    answer.msg.respond(answer.data, { headers: answer.headers });
-    answer.sent();
-  });
+  const respondInThisTurn = createTurnBatch(
+    (answer: { msg: Msg; data: Uint8Array; headers: MsgHdrs; sent: () => void }) => {
+      answer.msg.respond(answer.data, { headers: answer.headers });
+      answer.sent();
+    },
+  );
 
   /** One request, from its message to its answer. Made once, not per message (unnest.ts says why). */
   const handle = async (op: Operation, msg: Msg, started: number): Promise<void> => {
@@ -102,12 +104,19 @@ export function serveOperations(opts: {
       handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
       return;
     }
-    const reqLog = log.child({ request_id: request.request_id, merchant_id: request.merchant_id, operation: op.spec.operationId });
+    const reqLog = log.child({
+      request_id: request.request_id,
+      merchant_id: request.merchant_id,
+      operation: op.spec.operationId,
+    });
     let outcome: RpcOutcome;
     let body: unknown;
     let code: string;
     try {
-      const result = await op.run({ sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog }, request);
+      const result = await op.run(
+        { sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog },
+        request,
+      );
       outcome = code = result.outcome;
       body = result.outcome === 'no_content' ? undefined : result.body;
     } catch (e) {

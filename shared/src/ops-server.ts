@@ -15,7 +15,8 @@ export async function startOpsServer(opts: {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
-    if (path === '/readyz') return opts.ready() ? json(res, 200, { status: 'ready' }) : json(res, 503, { status: 'not ready' });
+    if (path === '/readyz')
+      return opts.ready() ? json(res, 200, { status: 'ready' }) : json(res, 503, { status: 'not ready' });
     if (path === '/metrics') {
       opts.registry.metrics().then(
         (body) => {

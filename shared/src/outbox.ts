@@ -94,9 +94,7 @@ export function outboxCommitted(sql: Sql): void {
   }
   if (notifying.has(sql)) return;
   notifying.add(sql);
-  sql`select pg_notify(${NOTIFY_CHANNEL}, '')`
-    .catch(() => {})
-    .finally(() => notifying.delete(sql));
+  sql`select pg_notify(${NOTIFY_CHANNEL}, '')`.catch(() => {}).finally(() => notifying.delete(sql));
 }
 
 export interface OutboxRelay {
@@ -206,7 +204,13 @@ function createJetStreamPublisher(nc: NatsConnection) {
      */
     publishAll(messages: { subject: string; data: Uint8Array; msgId: string }[]): Promise<void> {
       if (messages.length === 0) return Promise.resolve();
-      const batch: PendingBatch = { remaining: messages.length, tokens: [], timer: undefined, resolve: noop, reject: noop };
+      const batch: PendingBatch = {
+        remaining: messages.length,
+        tokens: [],
+        timer: undefined,
+        resolve: noop,
+        reject: noop,
+      };
       const acknowledged = new Promise<void>((resolve, reject) => {
         batch.resolve = resolve;
         batch.reject = reject;

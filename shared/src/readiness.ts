@@ -17,7 +17,13 @@ export function trackReadiness(sql: Sql, nc: NatsConnection, intervalMs = 2000) 
     const timedOut = new Promise<boolean>((resolve) => {
       timer = setTimeout(resolve, timeoutMs, false);
     });
-    databaseUp = await Promise.race([sql`select 1`.then(() => true, () => false), timedOut]);
+    databaseUp = await Promise.race([
+      sql`select 1`.then(
+        () => true,
+        () => false,
+      ),
+      timedOut,
+    ]);
     clearTimeout(timer);
   };
   void (async () => {

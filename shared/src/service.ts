@@ -64,7 +64,14 @@ export async function startService(opts: {
   registry.setDefaultLabels({ service: name });
   collectDefaultMetrics({ register: registry });
   const consumers = opts.consumers ?? [];
-  const topology = startTopology({ nc, prefix: config.NATS_PREFIX, consumers, intervalMs: config.TOPOLOGY_CHECK_INTERVAL_MS, log, registry });
+  const topology = startTopology({
+    nc,
+    prefix: config.NATS_PREFIX,
+    consumers,
+    intervalMs: config.TOPOLOGY_CHECK_INTERVAL_MS,
+    log,
+    registry,
+  });
   await topology.check();
   for (const c of consumers) await ensureDurableConsumer(nc, config.NATS_PREFIX, c.entry);
   const readiness = trackReadiness(sql, nc);
@@ -72,7 +79,14 @@ export async function startService(opts: {
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready });
   const outbox = opts.outboxRelay;
   const relay = outbox
-    ? startOutboxRelay({ sql, nc, prefix: config.NATS_PREFIX, log, minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS, onRefused: () => void topology.check() })
+    ? startOutboxRelay({
+        sql,
+        nc,
+        prefix: config.NATS_PREFIX,
+        log,
+        minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS,
+        onRefused: () => void topology.check(),
+      })
     : null;
   const outboxPurge = outbox ? startOutboxPurge(sql, log, outbox.OUTBOX_RETENTION_DAYS) : null;
   if (outbox) {
@@ -83,7 +97,14 @@ export async function startService(opts: {
       read: () => oldestUnpublishedAgeSeconds(sql),
     });
   }
-  const serving = serveOperations({ nc, sql, prefix: config.NATS_PREFIX, operations: typeof opts.operations === 'function' ? opts.operations({ sql }) : opts.operations, log, registry });
+  const serving = serveOperations({
+    nc,
+    sql,
+    prefix: config.NATS_PREFIX,
+    operations: typeof opts.operations === 'function' ? opts.operations({ sql }) : opts.operations,
+    log,
+    registry,
+  });
   const partial = { name, sql, nc, log, registry, relay, topology, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];
   log.info('started', { ops_port: ops.port });
@@ -108,8 +129,12 @@ export async function startService(opts: {
           return true;
         },
       );
-      const inTime = await Promise.race([settled, new Promise<boolean>((r) => setTimeout(r, DRAIN_BOUND_MS, false).unref())]);
-      if (!inTime) log.warn('work still in flight when the drain bound passed; closing connections', { bound_ms: DRAIN_BOUND_MS });
+      const inTime = await Promise.race([
+        settled,
+        new Promise<boolean>((r) => setTimeout(r, DRAIN_BOUND_MS, false).unref()),
+      ]);
+      if (!inTime)
+        log.warn('work still in flight when the drain bound passed; closing connections', { bound_ms: DRAIN_BOUND_MS });
       readiness.stop();
       await ops.close();
       await nc.drain().catch(() => {});

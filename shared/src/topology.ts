@@ -39,7 +39,8 @@ const CHECK_REQUEST_TIMEOUT_MS = 2000;
 const RECREATE_SETTLE_MS = 1000;
 const settle = () => new Promise((r) => setTimeout(r, RECREATE_SETTLE_MS));
 
-const missing = (err: unknown, what: 'stream' | 'consumer') => new RegExp(`${what} not found`, 'i').test((err as Error).message);
+const missing = (err: unknown, what: 'stream' | 'consumer') =>
+  new RegExp(`${what} not found`, 'i').test((err as Error).message);
 const alreadyThere = (err: unknown) => /already in use|exists/i.test((err as Error).message);
 
 /**
@@ -108,10 +109,21 @@ export function startTopology(opts: {
       if (!firstCheck) await settle();
       const { state } = await jsm.streams.info(stream);
       const config = durableConsumerConfig(prefix, owned.entry);
-      const start = state.messages > 0 && owned.resumeWindowMs !== null ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(Date.now() - owned.resumeWindowMs).toISOString() } : {};
+      const start =
+        state.messages > 0 && owned.resumeWindowMs !== null
+          ? {
+              deliver_policy: DeliverPolicy.StartTime,
+              opt_start_time: new Date(Date.now() - owned.resumeWindowMs).toISOString(),
+            }
+          : {};
       try {
         info = await jsm.consumers.add(stream, { ...config, ...start });
-        if (!firstCheck) log.warn('consumer was missing; recreated', { consumer: owned.entry.durable_name, stream, resumed_from: start.opt_start_time ?? 'first message' });
+        if (!firstCheck)
+          log.warn('consumer was missing; recreated', {
+            consumer: owned.entry.durable_name,
+            stream,
+            resumed_from: start.opt_start_time ?? 'first message',
+          });
       } catch (err) {
         if (!alreadyThere(err)) throw err;
         info = await jsm.consumers.info(stream, owned.entry.durable_name);
@@ -131,7 +143,9 @@ export function startTopology(opts: {
         await ensureStream(jsm, cfg).catch((err) => problems.push(`stream ${cfg.name}: ${(err as Error).message}`));
       }
       for (const owned of opts.consumers) {
-        await ensureConsumer(jsm, owned).catch((err) => problems.push(`consumer ${owned.entry.durable_name}: ${(err as Error).message}`));
+        await ensureConsumer(jsm, owned).catch((err) =>
+          problems.push(`consumer ${owned.entry.durable_name}: ${(err as Error).message}`),
+        );
       }
     } catch (err) {
       problems.push((err as Error).message);

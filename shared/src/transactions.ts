@@ -67,7 +67,10 @@ export async function inTransaction<T>(
  * write. `statements` must issue each of its statements synchronously or after awaiting only that statement (one
  * statement per query function). Answers each statement's result under its name; the first error is thrown.
  */
-export async function inOneTrip<T extends Record<string, unknown>>(sql: Sql, statements: (tx: Queryable) => Statements<T>): Promise<T> {
+export async function inOneTrip<T extends Record<string, unknown>>(
+  sql: Sql,
+  statements: (tx: Queryable) => Statements<T>,
+): Promise<T> {
   const reserved = await sql.reserve();
   const tx = reserved as unknown as Queryable;
   let pending: Promise<unknown>[] = [];
@@ -93,7 +96,10 @@ export async function inOneTrip<T extends Record<string, unknown>>(sql: Sql, sta
     const settled = await Promise.allSettled(pending);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    return answersOf<T>(names, settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value));
+    return answersOf<T>(
+      names,
+      settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value),
+    );
   } finally {
     reserved.release();
   }

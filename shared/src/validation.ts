@@ -4,7 +4,9 @@ import addFormatsModule from 'ajv-formats';
 import { ApiError, type ErrorDetail } from './errors.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under some loaders.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  a: Ajv2020,
+) => Ajv2020;
 
 // Bodies are JSON: types must already be right. Query strings arrive as text: "25" may become 25.
 const bodyAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, useDefaults: false }));
@@ -17,8 +19,12 @@ export function compileValidator<T>(schema: TSchema, location: Location): (value
   const validate = (location === 'body' ? bodyAjv : queryAjv).compile(schema);
   return (value: unknown): T => {
     const nul = findNul(value, '');
-    if (nul !== null) throw new ApiError('INVALID_INPUT', 'The request is invalid', [{ path: nul || location, message: 'must not contain NUL characters' }]);
-    if (!validate(value)) throw new ApiError('INVALID_INPUT', 'The request is invalid', toDetails(validate.errors ?? [], location));
+    if (nul !== null)
+      throw new ApiError('INVALID_INPUT', 'The request is invalid', [
+        { path: nul || location, message: 'must not contain NUL characters' },
+      ]);
+    if (!validate(value))
+      throw new ApiError('INVALID_INPUT', 'The request is invalid', toDetails(validate.errors ?? [], location));
     return value as T;
   };
 }
@@ -29,7 +35,8 @@ function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
   // A union of literals fails with one `const` error per literal: say once which values are allowed.
   const allowed = new Map<string, unknown[]>();
   for (const e of errors) {
-    if (e.keyword === 'const') allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), e.params['allowedValue']]);
+    if (e.keyword === 'const')
+      allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), e.params['allowedValue']]);
   }
   for (const e of errors) {
     // Union branches repeat themselves; report each path once with the first message.

@@ -71,7 +71,12 @@ function signWebhook(secret: string, id: string, timestampSeconds: number, body:
 }
 
 /** The three headers of one attempt; several secrets (during a rotation) give space-separated signatures. */
-export function webhookHeaders(secrets: string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
+export function webhookHeaders(
+  secrets: string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),

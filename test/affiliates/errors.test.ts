@@ -15,7 +15,9 @@ const other = await platform.merchant();
 const notFound = (t: Test, res: ApiResponse) => expectError(t, res, 404, 'NOT_FOUND', 'No such affiliate');
 
 const affiliateCount = async (): Promise<number> => {
-  const [row] = await platform.sql<{ n: number }[]>`select count(*)::int as n from affiliates where merchant_id = ${merchantId}`;
+  const [row] = await platform.sql<
+    { n: number }[]
+  >`select count(*)::int as n from affiliates where merchant_id = ${merchantId}`;
   return row!.n;
 };
 
@@ -30,9 +32,13 @@ async function affiliate(status: 'pending' | 'approved' | 'suspended' = 'approve
 t.test('create: refused input', async (t) => {
   const before = await affiliateCount();
 
-  invalid(t, await client.post('/api/v1/affiliates', { display_name: 'No Mail' }), [{ path: 'email', message: 'is required' }]);
+  invalid(t, await client.post('/api/v1/affiliates', { display_name: 'No Mail' }), [
+    { path: 'email', message: 'is required' },
+  ]);
   invalid(t, await client.post('/api/v1/affiliates', {}), [{ path: 'email', message: 'is required' }]);
-  invalid(t, await client.post('/api/v1/affiliates', { email: 'not-an-email' }), [{ path: 'email', message: 'must match format "email"' }]);
+  invalid(t, await client.post('/api/v1/affiliates', { email: 'not-an-email' }), [
+    { path: 'email', message: 'must match format "email"' },
+  ]);
   invalid(t, await client.post('/api/v1/affiliates', { email: 12 }), [{ path: 'email', message: 'must be string' }]);
 
   for (const slug of ['Upper', '-lead', 'a', 'has space', 'under_score', 'x'.repeat(64), 'ünï']) {
@@ -73,11 +79,24 @@ t.test('create: parent_email must name an affiliate of this merchant', async (t)
   const foreign = await other.client.post('/api/v1/affiliates', { email: 'foreign-parent@example.com' });
   t.equal(foreign.status, 201);
   const before = await affiliateCount();
-  const parentProblem = [{ path: 'parent_email', message: 'must be the e-mail of an existing affiliate of this merchant' }];
+  const parentProblem = [
+    { path: 'parent_email', message: 'must be the e-mail of an existing affiliate of this merchant' },
+  ];
 
-  invalid(t, await client.post('/api/v1/affiliates', { email: 'orphan@example.com', parent_email: 'nobody@example.com' }), parentProblem);
+  invalid(
+    t,
+    await client.post('/api/v1/affiliates', { email: 'orphan@example.com', parent_email: 'nobody@example.com' }),
+    parentProblem,
+  );
   // Exists, but only for another merchant: no different from not existing at all.
-  invalid(t, await client.post('/api/v1/affiliates', { email: 'orphan@example.com', parent_email: 'foreign-parent@example.com' }), parentProblem);
+  invalid(
+    t,
+    await client.post('/api/v1/affiliates', {
+      email: 'orphan@example.com',
+      parent_email: 'foreign-parent@example.com',
+    }),
+    parentProblem,
+  );
   invalid(t, await client.post('/api/v1/affiliates', { email: 'orphan@example.com', parent_email: 'not an email' }), [
     { path: 'parent_email', message: 'must match format "email"' },
   ]);
@@ -85,7 +104,10 @@ t.test('create: parent_email must name an affiliate of this merchant', async (t)
 
   // The positive case, matched case-insensitively.
   const parent = await client.post('/api/v1/affiliates', { email: 'Real.Parent@Example.com' });
-  const child = await client.post('/api/v1/affiliates', { email: 'real-child@example.com', parent_email: 'real.parent@EXAMPLE.com' });
+  const child = await client.post('/api/v1/affiliates', {
+    email: 'real-child@example.com',
+    parent_email: 'real.parent@EXAMPLE.com',
+  });
   t.equal(child.status, 201);
   t.equal(child.body.parent_id, parent.body.id);
 });
@@ -95,15 +117,30 @@ t.test('create: duplicates are CONFLICT', async (t) => {
   t.equal(first.status, 201);
   const before = await affiliateCount();
 
-  expectError(t, await client.post('/api/v1/affiliates', { email: 'a@X.com' }), 409, 'CONFLICT', 'An affiliate with this e-mail already exists', [
-    { path: 'email', message: 'is already taken' },
-  ]);
-  expectError(t, await client.post('/api/v1/affiliates', { email: 'A@x.com', slug: 'other-slug' }), 409, 'CONFLICT', 'An affiliate with this e-mail already exists', [
-    { path: 'email', message: 'is already taken' },
-  ]);
-  expectError(t, await client.post('/api/v1/affiliates', { email: 'b@x.com', slug: 'first-dup' }), 409, 'CONFLICT', 'An affiliate with this slug already exists', [
-    { path: 'slug', message: 'is already taken' },
-  ]);
+  expectError(
+    t,
+    await client.post('/api/v1/affiliates', { email: 'a@X.com' }),
+    409,
+    'CONFLICT',
+    'An affiliate with this e-mail already exists',
+    [{ path: 'email', message: 'is already taken' }],
+  );
+  expectError(
+    t,
+    await client.post('/api/v1/affiliates', { email: 'A@x.com', slug: 'other-slug' }),
+    409,
+    'CONFLICT',
+    'An affiliate with this e-mail already exists',
+    [{ path: 'email', message: 'is already taken' }],
+  );
+  expectError(
+    t,
+    await client.post('/api/v1/affiliates', { email: 'b@x.com', slug: 'first-dup' }),
+    409,
+    'CONFLICT',
+    'An affiliate with this slug already exists',
+    [{ path: 'slug', message: 'is already taken' }],
+  );
   t.equal(await affiliateCount(), before, 'no duplicate was stored');
 
   // Uniqueness is per merchant: another merchant may use the same e-mail and slug.
@@ -121,13 +158,24 @@ t.test('create: generated slugs collide gracefully', async (t) => {
   t.not(a.body.slug, b.body.slug);
 
   // An explicit slug that a generated one already holds is a conflict; a generated slug never is.
-  expectError(t, await client.post('/api/v1/affiliates', { email: 'sam@c.com', slug: 'sam' }), 409, 'CONFLICT', 'An affiliate with this slug already exists', [
-    { path: 'slug', message: 'is already taken' },
-  ]);
+  expectError(
+    t,
+    await client.post('/api/v1/affiliates', { email: 'sam@c.com', slug: 'sam' }),
+    409,
+    'CONFLICT',
+    'An affiliate with this slug already exists',
+    [{ path: 'slug', message: 'is already taken' }],
+  );
 
   // Created at the same moment, each still gets a slug of its own: the caller gave none, so none can conflict.
-  const together = await Promise.all(['d', 'e', 'f', 'g', 'h', 'i'].map((d) => client.post('/api/v1/affiliates', { email: `kim@${d}.com` })));
-  t.same(together.map((r) => r.status), [201, 201, 201, 201, 201, 201], together.map((r) => r.text).join('\n'));
+  const together = await Promise.all(
+    ['d', 'e', 'f', 'g', 'h', 'i'].map((d) => client.post('/api/v1/affiliates', { email: `kim@${d}.com` })),
+  );
+  t.same(
+    together.map((r) => r.status),
+    [201, 201, 201, 201, 201, 201],
+    together.map((r) => r.text).join('\n'),
+  );
   const slugs = together.map((r) => r.body.slug as string);
   t.equal(new Set(slugs).size, slugs.length, `distinct slugs: ${slugs.join(', ')}`);
   for (const s of slugs) t.match(s, /^kim(-[a-z0-9]+)?$/);
@@ -176,9 +224,15 @@ t.test('PATCH: status moves of decisions §5', async (t) => {
 
 t.test('PATCH: refused bodies', async (t) => {
   const id = await affiliate();
-  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, {}), [{ path: 'body', message: 'must name at least one field' }]);
-  invalid(t, await client.patch(`/api/v1/affiliates/${id}`), [{ path: 'body', message: 'must name at least one field' }]);
-  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { nickname: 'x' }), [{ path: 'nickname', message: 'is not a known field' }]);
+  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, {}), [
+    { path: 'body', message: 'must name at least one field' },
+  ]);
+  invalid(t, await client.patch(`/api/v1/affiliates/${id}`), [
+    { path: 'body', message: 'must name at least one field' },
+  ]);
+  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { nickname: 'x' }), [
+    { path: 'nickname', message: 'is not a known field' },
+  ]);
   invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { status: 'approved', email: 'new@example.com' }), [
     { path: 'email', message: 'is not a known field' },
   ]);
@@ -192,7 +246,9 @@ t.test('PATCH: refused bodies', async (t) => {
     { path: 'custom_commission_rate', message: 'must be >= 0' },
   ]);
   // The input check comes before the row check: an invalid body on an unknown id is 400, not 404.
-  invalid(t, await client.patch(`/api/v1/affiliates/${newId('aff')}`, {}), [{ path: 'body', message: 'must name at least one field' }]);
+  invalid(t, await client.patch(`/api/v1/affiliates/${newId('aff')}`, {}), [
+    { path: 'body', message: 'must name at least one field' },
+  ]);
 
   const stored = await client.get(`/api/v1/affiliates/${id}`);
   t.equal(stored.body.status, 'approved');
@@ -211,7 +267,9 @@ t.test('PATCH: tier_id must be a tier of this merchant', async (t) => {
   invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { tier_id: newId('tier') }), tierProblem);
   invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { tier_id: 'gold' }), tierProblem);
   invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { tier_id: '' }), tierProblem);
-  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { tier_id: 7 }), [{ path: 'tier_id', message: 'must be string' }]);
+  invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { tier_id: 7 }), [
+    { path: 'tier_id', message: 'must be string' },
+  ]);
   t.equal((await client.get(`/api/v1/affiliates/${id}`)).body.tier_id, null, 'no tier was set');
 
   const set = await client.patch(`/api/v1/affiliates/${id}`, { tier_id: mine });

@@ -37,9 +37,15 @@ t.test('create, get and list an affiliate with a parent', async (t) => {
 
   const list = await client.get('/api/v1/affiliates');
   t.equal(list.status, 200);
-  t.same(list.body.data.map((a: { id: string }) => a.id), [child.body.id, parent.body.id]);
+  t.same(
+    list.body.data.map((a: { id: string }) => a.id),
+    [child.body.id, parent.body.id],
+  );
   t.equal(list.body.next_cursor, null);
 
   const pending = await client.get('/api/v1/affiliates?status=pending');
-  t.same(pending.body.data.map((a: { id: string }) => a.id), [child.body.id]);
+  t.same(
+    pending.body.data.map((a: { id: string }) => a.id),
+    [child.body.id],
+  );
 });

@@ -25,7 +25,14 @@ async function outboxRows(p: Platform, affiliateId: string) {
 }
 
 /** Checks one stream message against the outbox row it came from and the affiliate the API returned. */
-async function checkEnvelope(t: Test, p: Platform, m: StreamMessage, type: DomainEventType, merchantId: string, data: unknown) {
+async function checkEnvelope(
+  t: Test,
+  p: Platform,
+  m: StreamMessage,
+  type: DomainEventType,
+  merchantId: string,
+  data: unknown,
+) {
   t.equal(m.subject, domainEventSubject(p.prefix, type), `subject of ${type}`);
   t.strictSame(Object.keys(m.envelope).sort(), ENVELOPE_KEYS, 'envelope fields');
   t.ok(isId('msg', m.envelope.id), `envelope id ${m.envelope.id} is a msg_ id`);
@@ -40,10 +47,16 @@ async function checkEnvelope(t: Test, p: Platform, m: StreamMessage, type: Domai
   t.equal(row!.type, type);
   t.equal(row!.created_at.toISOString(), m.envelope.created_at, 'created_at is the outbox row time');
   // The relay marks the row in the transaction that claimed it, committed just after the publish.
-  const marked = await eventually(async () => {
-    const [r] = await p.sql<{ published_at: Date | null }[]>`select published_at from outbox where id = ${m.envelope.id}`;
-    return r?.published_at ?? undefined;
-  }, 10_000, 'the row to be marked published');
+  const marked = await eventually(
+    async () => {
+      const [r] = await p.sql<
+        { published_at: Date | null }[]
+      >`select published_at from outbox where id = ${m.envelope.id}`;
+      return r?.published_at ?? undefined;
+    },
+    10_000,
+    'the row to be marked published',
+  );
   t.ok(marked, 'the row is marked published');
 }
 
@@ -51,23 +64,35 @@ t.test('affiliate.created, .suspended and .approved are published with the envel
   const created = await merchant.client.post('/api/v1/affiliates', { email: 'events@example.com' });
   t.equal(created.status, 201);
   const id = created.body.id as string;
-  const [onCreate] = await eventually(async () => {
-    const ms = await messagesAbout(platform, id);
-    return ms.length ? ms : undefined;
-  }, 10_000, 'affiliate.created on the stream');
+  const [onCreate] = await eventually(
+    async () => {
+      const ms = await messagesAbout(platform, id);
+      return ms.length ? ms : undefined;
+    },
+    10_000,
+    'affiliate.created on the stream',
+  );
   await checkEnvelope(t, platform, onCreate!, 'affiliate.created', merchant.id, created.body);
 
   const suspended = await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended' });
   t.equal(suspended.status, 200);
   const approved = await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved' });
   t.equal(approved.status, 200);
-  const all = await eventually(async () => {
-    const ms = await messagesAbout(platform, id);
-    return ms.length >= 3 ? ms : undefined;
-  }, 10_000, 'three events');
+  const all = await eventually(
+    async () => {
+      const ms = await messagesAbout(platform, id);
+      return ms.length >= 3 ? ms : undefined;
+    },
+    10_000,
+    'three events',
+  );
   await platform.affiliates.relay!.flush();
   const final = await messagesAbout(platform, id);
-  t.same(final.map((m) => m.envelope.type), ['affiliate.created', 'affiliate.suspended', 'affiliate.approved'], 'in order, once each');
+  t.same(
+    final.map((m) => m.envelope.type),
+    ['affiliate.created', 'affiliate.suspended', 'affiliate.approved'],
+    'in order, once each',
+  );
   t.equal(all.length, 3);
   await checkEnvelope(t, platform, final[1]!, 'affiliate.suspended', merchant.id, suspended.body);
   await checkEnvelope(t, platform, final[2]!, 'affiliate.approved', merchant.id, approved.body);
@@ -75,14 +100,23 @@ t.test('affiliate.created, .suspended and .approved are published with the envel
   // pending → approved is an approval too; pending → suspended a suspension.
   const pending = await merchant.client.post('/api/v1/affiliates', { email: 'waiting@example.com', status: 'pending' });
   const approval = await merchant.client.patch(`/api/v1/affiliates/${pending.body.id}`, { status: 'approved' });
-  const pending2 = await merchant.client.post('/api/v1/affiliates', { email: 'waiting2@example.com', status: 'pending' });
+  const pending2 = await merchant.client.post('/api/v1/affiliates', {
+    email: 'waiting2@example.com',
+    status: 'pending',
+  });
   const suspension = await merchant.client.patch(`/api/v1/affiliates/${pending2.body.id}`, { status: 'suspended' });
   await platform.affiliates.relay!.flush();
   const first = await messagesAbout(platform, pending.body.id);
-  t.same(first.map((m) => m.envelope.type), ['affiliate.created', 'affiliate.approved']);
+  t.same(
+    first.map((m) => m.envelope.type),
+    ['affiliate.created', 'affiliate.approved'],
+  );
   await checkEnvelope(t, platform, first[1]!, 'affiliate.approved', merchant.id, approval.body);
   const second = await messagesAbout(platform, pending2.body.id);
-  t.same(second.map((m) => m.envelope.type), ['affiliate.created', 'affiliate.suspended']);
+  t.same(
+    second.map((m) => m.envelope.type),
+    ['affiliate.created', 'affiliate.suspended'],
+  );
   await checkEnvelope(t, platform, second[1]!, 'affiliate.suspended', merchant.id, suspension.body);
 });
 
@@ -94,28 +128,73 @@ t.test('a refused change publishes nothing', async (t) => {
   const outboxBefore = (await platform.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n;
   const streamBefore = await streamMessageCount(platform.nc, domainStream(platform));
 
-  t.equal((await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' })).status, 400, 'approved → pending refused');
-  t.equal((await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended', tier_id: 'tier_nope' })).status, 400, 'a move with a bad tier is refused whole');
-  t.equal((await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved' })).status, 200, 'staying approved: no move');
-  t.equal((await merchant.client.patch(`/api/v1/affiliates/${id}`, { display_name: 'Renamed' })).status, 200, 'a rename is no status event');
-  t.equal((await merchant.client.post('/api/v1/affiliates', { email: 'STEADY@example.com' })).status, 409, 'duplicate e-mail');
-  t.equal((await merchant.client.post('/api/v1/affiliates', { email: 'other@example.com', slug: 'steady' })).status, 409, 'duplicate slug');
-  t.equal((await merchant.client.post('/api/v1/affiliates', { email: 'kid@example.com', parent_email: 'none@example.com' })).status, 400, 'unknown parent');
+  t.equal(
+    (await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' })).status,
+    400,
+    'approved → pending refused',
+  );
+  t.equal(
+    (await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended', tier_id: 'tier_nope' })).status,
+    400,
+    'a move with a bad tier is refused whole',
+  );
+  t.equal(
+    (await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved' })).status,
+    200,
+    'staying approved: no move',
+  );
+  t.equal(
+    (await merchant.client.patch(`/api/v1/affiliates/${id}`, { display_name: 'Renamed' })).status,
+    200,
+    'a rename is no status event',
+  );
+  t.equal(
+    (await merchant.client.post('/api/v1/affiliates', { email: 'STEADY@example.com' })).status,
+    409,
+    'duplicate e-mail',
+  );
+  t.equal(
+    (await merchant.client.post('/api/v1/affiliates', { email: 'other@example.com', slug: 'steady' })).status,
+    409,
+    'duplicate slug',
+  );
+  t.equal(
+    (await merchant.client.post('/api/v1/affiliates', { email: 'kid@example.com', parent_email: 'none@example.com' }))
+      .status,
+    400,
+    'unknown parent',
+  );
 
   await platform.affiliates.relay!.flush();
-  t.equal((await platform.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n, outboxBefore, 'no outbox row');
+  t.equal(
+    (await platform.sql<{ n: number }[]>`select count(*)::int as n from outbox`)[0]!.n,
+    outboxBefore,
+    'no outbox row',
+  );
   t.equal(await streamMessageCount(platform.nc, domainStream(platform)), streamBefore, 'no message on the stream');
-  t.same((await messagesAbout(platform, id)).map((m) => m.envelope.type), ['affiliate.created']);
-  t.equal((await platform.sql`select 1 from affiliates where lower(email) = 'other@example.com' or email = 'kid@example.com'`).length, 0, 'and no row');
+  t.same(
+    (await messagesAbout(platform, id)).map((m) => m.envelope.type),
+    ['affiliate.created'],
+  );
+  t.equal(
+    (await platform.sql`select 1 from affiliates where lower(email) = 'other@example.com' or email = 'kid@example.com'`)
+      .length,
+    0,
+    'and no row',
+  );
 });
 
 t.test('published, then a crash before marking: re-published, stored once', async (t) => {
   const created = await merchant.client.post('/api/v1/affiliates', { email: 'twice@example.com' });
   const id = created.body.id as string;
-  const [row] = await eventually(async () => {
-    const rows = await outboxRows(platform, id);
-    return rows[0]?.published_at ? rows : undefined;
-  }, 10_000, 'the outbox row to be published');
+  const [row] = await eventually(
+    async () => {
+      const rows = await outboxRows(platform, id);
+      return rows[0]?.published_at ? rows : undefined;
+    },
+    10_000,
+    'the outbox row to be published',
+  );
   const before = await streamMessageCount(platform.nc, domainStream(platform));
   t.equal((await messagesAbout(platform, id)).length, 1);
 
@@ -157,12 +236,18 @@ t.test('the service dies after the commit and before publishing: the event is pu
   t.equal(await streamMessageCount(p.nc, domainStream(p)), 0, 'nothing reached the stream');
 
   const second = await spawnService(t, 'affiliates', { ...p.env, OUTBOX_RELAY: 'true' });
-  await eventually(async () => {
-    const [r] = await p.sql<{ n: number }[]>`select count(*)::int as n from outbox where published_at is null`;
-    return r!.n === 0 ? true : undefined;
-  }, 15_000, 'the restarted relay to publish');
+  await eventually(
+    async () => {
+      const [r] = await p.sql<{ n: number }[]>`select count(*)::int as n from outbox where published_at is null`;
+      return r!.n === 0 ? true : undefined;
+    },
+    15_000,
+    'the restarted relay to publish',
+  );
 
-  const outbox = await p.sql<{ id: string; type: string; data: { id: string } }[]>`select id, type, data from outbox order by seq`;
+  const outbox = await p.sql<
+    { id: string; type: string; data: { id: string } }[]
+  >`select id, type, data from outbox order by seq`;
   const messages = await readStream(p.nc, domainStream(p));
   t.equal(messages.length, 4, 'four messages');
   t.same(
@@ -171,7 +256,9 @@ t.test('the service dies after the commit and before publishing: the event is pu
     'each outbox row exactly once, in commit order, Nats-Msg-Id = envelope id',
   );
   for (const id of ids) {
-    const about = messages.filter((msg) => (msg.envelope.data as { id: string }).id === id && msg.envelope.type === 'affiliate.created');
+    const about = messages.filter(
+      (msg) => (msg.envelope.data as { id: string }).id === id && msg.envelope.type === 'affiliate.created',
+    );
     t.equal(about.length, 1, `affiliate.created for ${id} once`);
     t.equal(about[0]!.subject, domainEventSubject(p.prefix, 'affiliate.created'));
   }
@@ -182,10 +269,14 @@ t.test('the service dies after the commit and before publishing: the event is pu
   // And the restarted service keeps answering and publishing.
   const later = await m.client.post('/api/v1/affiliates', { email: 'after-restart@example.com' });
   t.equal(later.status, 201);
-  const published = await eventually(async () => {
-    const ms = await messagesAbout(p, later.body.id);
-    return ms.length ? ms : undefined;
-  }, 10_000, 'the event of the restarted service');
+  const published = await eventually(
+    async () => {
+      const ms = await messagesAbout(p, later.body.id);
+      return ms.length ? ms : undefined;
+    },
+    10_000,
+    'the event of the restarted service',
+  );
   t.equal(published.length, 1);
   second.child.kill('SIGTERM');
   t.equal(await second.exited, 0, 'the restarted service stops cleanly');

@@ -21,7 +21,12 @@ const HOUR = 3600_000;
 let counter = 0;
 
 /** Inserts affiliates directly, all with the given creation time (ties are what keyset paging must survive). */
-async function insertRows(merchantId: string, n: number, createdAt: Date, status?: (typeof STATUSES)[number]): Promise<Row[]> {
+async function insertRows(
+  merchantId: string,
+  n: number,
+  createdAt: Date,
+  status?: (typeof STATUSES)[number],
+): Promise<Row[]> {
   const rows = Array.from({ length: n }, () => {
     const k = ++counter;
     return {
@@ -47,7 +52,8 @@ async function createViaApi(client: ApiClient, status?: string): Promise<Row> {
 }
 
 /** Newest first: created_at descending, then id descending. */
-const newerFirst = (a: Row, b: Row) => (a.created_at !== b.created_at ? (a.created_at > b.created_at ? -1 : 1) : a.id > b.id ? -1 : a.id < b.id ? 1 : 0);
+const newerFirst = (a: Row, b: Row) =>
+  a.created_at !== b.created_at ? (a.created_at > b.created_at ? -1 : 1) : a.id > b.id ? -1 : a.id < b.id ? 1 : 0;
 
 function checkStrictlyNewestFirst(t: Test, seen: Row[]) {
   let ordered = true;
@@ -96,7 +102,11 @@ t.test('every original appears exactly once while others are inserted between pa
   do {
     const query: string = cursor ? withCursor('limit=25', cursor) : 'limit=25';
     // The page is fetched while new affiliates are being created through the API.
-    const [res, ...created] = await Promise.all([page(main.client, query), createViaApi(main.client), createViaApi(main.client, 'pending')]);
+    const [res, ...created] = await Promise.all([
+      page(main.client, query),
+      createViaApi(main.client),
+      createViaApi(main.client, 'pending'),
+    ]);
     added.push(...created);
     t.equal(res.status, 200, `page ${pages + 1}`);
     t.ok(res.body.data.length <= 25, 'no more than the limit');
@@ -141,7 +151,9 @@ t.test('every original appears exactly once while others are inserted between pa
 t.test('limit: default 25, 1 to 100, never clamped', async (t) => {
   // More than the maximum page: older ones below everything listed so far.
   await insertRows(main.id, 40, new Date(now - 3 * HOUR));
-  const total = (await platform.sql<{ n: number }[]>`select count(*)::int as n from affiliates where merchant_id = ${main.id}`)[0]!.n;
+  const total = (
+    await platform.sql<{ n: number }[]>`select count(*)::int as n from affiliates where merchant_id = ${main.id}`
+  )[0]!.n;
   t.ok(total > 100, `${total} affiliates`);
 
   const byDefault = await page(main.client, '');
@@ -170,7 +182,12 @@ t.test('limit: default 25, 1 to 100, never clamped', async (t) => {
     const res = await page(main.client, query);
     t.equal(res.status, 400, query);
     t.strictSame(res.body, {
-      error: { code: 'INVALID_INPUT', message: 'The request is invalid', request_id: res.headers.get('x-request-id'), details: [{ path, message }] },
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'The request is invalid',
+        request_id: res.headers.get('x-request-id'),
+        details: [{ path, message }],
+      },
     });
   }
 
@@ -193,7 +210,9 @@ t.test('limit: default 25, 1 to 100, never clamped', async (t) => {
 
 t.test('status filter pages through exactly the affiliates of that status', async (t) => {
   for (const status of STATUSES) {
-    const expected = await platform.sql<Row[]>`select id from affiliates where merchant_id = ${main.id} and status = ${status}`;
+    const expected = await platform.sql<
+      Row[]
+    >`select id from affiliates where merchant_id = ${main.id} and status = ${status}`;
     const seen: Row[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -206,7 +225,10 @@ t.test('status filter pages through exactly the affiliates of that status', asyn
       pages++;
     } while (cursor && pages < 100);
     t.ok(pages > 2, `${status}: ${pages} pages`);
-    t.ok(seen.every((a) => a.status === status), `only ${status}`);
+    t.ok(
+      seen.every((a) => a.status === status),
+      `only ${status}`,
+    );
     t.equal(new Set(seen.map((a) => a.id)).size, seen.length, 'none repeated');
     t.same(new Set(seen.map((a) => a.id)), new Set(expected.map((r) => r.id)), `every ${status} affiliate`);
     checkStrictlyNewestFirst(t, seen);
@@ -232,12 +254,18 @@ t.test('cursors are tamper-evident and bound to merchant and filters', async (t)
     for (const bit of [1, 32]) {
       const flipped = B64URL[B64URL.indexOf(cursor[i]!) ^ bit]!;
       const tampered = cursor.slice(0, i) + flipped + cursor.slice(i + 1);
-      cursorProblem(t, await page(main.client, withCursor('limit=5', tampered)), `${i < dot ? 'payload' : 'signature'} char ${i} flipped (bit ${bit})`);
+      cursorProblem(
+        t,
+        await page(main.client, withCursor('limit=5', tampered)),
+        `${i < dot ? 'payload' : 'signature'} char ${i} flipped (bit ${bit})`,
+      );
     }
   }
   const [payload, signature] = cursor.split('.') as [string, string];
   // A payload for a position of the caller's choosing, with the signature of another.
-  const forged = Buffer.from(JSON.stringify(['2099-01-01T00:00:00.000Z', 'aff_zzzzzzzzzzzzzzzzzzzzzzzzzz'])).toString('base64url');
+  const forged = Buffer.from(JSON.stringify(['2099-01-01T00:00:00.000Z', 'aff_zzzzzzzzzzzzzzzzzzzzzzzzzz'])).toString(
+    'base64url',
+  );
   for (const [bad, what] of [
     [`${forged}.${signature}`, 'forged payload'],
     [`${payload}.`, 'no signature'],
@@ -262,13 +290,24 @@ t.test('cursors are tamper-evident and bound to merchant and filters', async (t)
 
   // Reused with other filters.
   const approvedCursor = (await page(main.client, 'status=approved&limit=2')).body.next_cursor as string;
-  t.equal((await page(main.client, withCursor('status=approved&limit=2', approvedCursor))).status, 200, 'valid with its own filter');
-  cursorProblem(t, await page(main.client, withCursor('status=pending&limit=2', approvedCursor)), 'status filter changed');
+  t.equal(
+    (await page(main.client, withCursor('status=approved&limit=2', approvedCursor))).status,
+    200,
+    'valid with its own filter',
+  );
+  cursorProblem(
+    t,
+    await page(main.client, withCursor('status=pending&limit=2', approvedCursor)),
+    'status filter changed',
+  );
   cursorProblem(t, await page(main.client, withCursor('limit=2', approvedCursor)), 'status filter dropped');
   cursorProblem(t, await page(main.client, withCursor('status=approved&limit=5', cursor)), 'status filter added');
 
   const empty = await page(main.client, 'cursor=');
   t.equal(empty.status, 400, 'an empty cursor');
   t.equal(empty.body.error.code, 'INVALID_INPUT');
-  t.same(empty.body.error.details.map((d: { path: string }) => d.path), ['cursor']);
+  t.same(
+    empty.body.error.details.map((d: { path: string }) => d.path),
+    ['cursor'],
+  );
 });

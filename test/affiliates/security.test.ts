@@ -31,14 +31,18 @@ const PUBLIC_FIELDS = [
 
 const expectNotFound = (t: Test, res: ApiResponse) => {
   t.equal(res.status, 404);
-  t.strictSame(res.body, { error: { code: 'NOT_FOUND', message: 'No such affiliate', request_id: res.headers.get('x-request-id') } });
+  t.strictSame(res.body, {
+    error: { code: 'NOT_FOUND', message: 'No such affiliate', request_id: res.headers.get('x-request-id') },
+  });
 };
 
 async function listAll(client: typeof mine.client, query = ''): Promise<{ id: string }[]> {
   const all: { id: string }[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 50; page++) {
-    const res: ApiResponse = await client.get(`/api/v1/affiliates?limit=10${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: ApiResponse = await client.get(
+      `/api/v1/affiliates?limit=10${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     if (res.status !== 200) throw new Error(`list failed: ${res.status} ${res.text}`);
     all.push(...res.body.data);
     cursor = res.body.next_cursor;
@@ -66,12 +70,19 @@ t.test("another merchant's affiliate does not exist for you", async (t) => {
   for (const id of foreignIds) {
     expectNotFound(t, await mine.client.get(`/api/v1/affiliates/${id}`));
     expectNotFound(t, await mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended' }));
-    expectNotFound(t, await mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved', display_name: 'Hijacked' }));
+    expectNotFound(
+      t,
+      await mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved', display_name: 'Hijacked' }),
+    );
     expectNotFound(t, await mine.client.patch(`/api/v1/affiliates/${id}`, { custom_commission_rate: 1 }));
     // The owner still sees it, unchanged.
     const owned = await theirs.client.get(`/api/v1/affiliates/${id}`);
     t.equal(owned.status, 200);
-    t.same(owned.body, Object.values(foreign).find((a) => a.id === id), 'unchanged by the other merchant');
+    t.same(
+      owned.body,
+      Object.values(foreign).find((a) => a.id === id),
+      'unchanged by the other merchant',
+    );
   }
   // The 404 of a foreign id is the 404 of an id that never existed: same body apart from the request id.
   const unknown = await mine.client.get('/api/v1/affiliates/aff_00000000000000000000000000');
@@ -130,19 +141,32 @@ t.test('vault references leave the service nowhere', async (t) => {
     return res;
   };
 
-  const parent = await record(mine.client.post('/api/v1/affiliates', { email: 'vaulted.parent@example.com', status: 'pending' }));
+  const parent = await record(
+    mine.client.post('/api/v1/affiliates', { email: 'vaulted.parent@example.com', status: 'pending' }),
+  );
   t.equal(parent.status, 201);
   const id = parent.body.id as string;
-  const [stored] = await platform.sql<{ tin_vault_id: string; fingerprint_visitor_ids: string[]; payout_details_vault_id: string }[]>`
+  const [stored] = await platform.sql<
+    { tin_vault_id: string; fingerprint_visitor_ids: string[]; payout_details_vault_id: string }[]
+  >`
     select tin_vault_id, fingerprint_visitor_ids, payout_details_vault_id from affiliates where id = ${id}`;
-  t.strictSame({ ...stored }, { tin_vault_id: vault.tin, fingerprint_visitor_ids: [vault.fingerprint], payout_details_vault_id: vault.payout }, 'the row does hold vault references');
+  t.strictSame(
+    { ...stored },
+    { tin_vault_id: vault.tin, fingerprint_visitor_ids: [vault.fingerprint], payout_details_vault_id: vault.payout },
+    'the row does hold vault references',
+  );
 
   await platform.sql`
     update affiliates set tin_vault_id = ${special.tin}, fingerprint_visitor_ids = ${special.fingerprints},
       payout_details_vault_id = ${special.payout}
     where id = ${id}`;
 
-  const child = await record(mine.client.post('/api/v1/affiliates', { email: 'vaulted.child@example.com', parent_email: 'vaulted.parent@example.com' }));
+  const child = await record(
+    mine.client.post('/api/v1/affiliates', {
+      email: 'vaulted.child@example.com',
+      parent_email: 'vaulted.parent@example.com',
+    }),
+  );
   t.equal(child.status, 201);
   t.equal(child.body.parent_id, id);
   await record(mine.client.get(`/api/v1/affiliates/${id}`));
@@ -152,7 +176,11 @@ t.test('vault references leave the service nowhere', async (t) => {
   const firstPage = await record(mine.client.get('/api/v1/affiliates?limit=1'));
   await record(mine.client.get(`/api/v1/affiliates?limit=1&cursor=${encodeURIComponent(firstPage.body.next_cursor)}`));
   t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'approved' }))).status, 200);
-  t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended', display_name: 'Vaulted' }))).status, 200);
+  t.equal(
+    (await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'suspended', display_name: 'Vaulted' })))
+      .status,
+    200,
+  );
   t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { custom_commission_rate: 0.3 }))).status, 200);
   // Refusals about the vaulted row, too.
   t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' }))).status, 400);
@@ -161,16 +189,24 @@ t.test('vault references leave the service nowhere', async (t) => {
 
   for (const res of responses) {
     t.notOk(leaks(res.text), `no vault value in ${res.status} ${res.text.slice(0, 60)}…`);
-    t.notOk(/tin_vault_id|fingerprint_visitor_ids|payout_details_vault_id/.test(res.text), 'no vault field name either');
+    t.notOk(
+      /tin_vault_id|fingerprint_visitor_ids|payout_details_vault_id/.test(res.text),
+      'no vault field name either',
+    );
     const items = res.status >= 300 ? [] : Array.isArray(res.body.data) ? res.body.data : [res.body];
     for (const item of items) t.strictSame(Object.keys(item).sort(), PUBLIC_FIELDS, 'exactly the public fields');
   }
   t.ok(responses.filter((r) => r.status < 300).length >= 11, 'the successful responses were checked');
-  t.ok(responses.some((r) => r.status < 300 && r.text.includes(id)), 'the vaulted affiliate was in them');
+  t.ok(
+    responses.some((r) => r.status < 300 && r.text.includes(id)),
+    'the vaulted affiliate was in them',
+  );
 
   // Domain events: written to the outbox, published to the stream.
   await platform.affiliates.relay!.flush();
-  const outbox = await platform.sql<{ type: string; data_text: string }[]>`select type, data::text as data_text from outbox where data->>'id' = ${id}`;
+  const outbox = await platform.sql<
+    { type: string; data_text: string }[]
+  >`select type, data::text as data_text from outbox where data->>'id' = ${id}`;
   t.same(
     outbox.map((r) => r.type).sort(),
     ['affiliate.approved', 'affiliate.created', 'affiliate.suspended'],
@@ -181,7 +217,11 @@ t.test('vault references leave the service nowhere', async (t) => {
 
   const messages = await readStream(platform.nc, streamName(platform.prefix, 'DOMAIN_EVENTS'));
   const ofVaulted = messages.filter((m) => (m.envelope.data as { id?: string }).id === id);
-  t.same(ofVaulted.map((m) => m.envelope.type).sort(), ['affiliate.approved', 'affiliate.created', 'affiliate.suspended'], 'the events are on the stream');
+  t.same(
+    ofVaulted.map((m) => m.envelope.type).sort(),
+    ['affiliate.approved', 'affiliate.created', 'affiliate.suspended'],
+    'the events are on the stream',
+  );
   for (const m of messages) {
     t.notOk(leaks(m.text) || leaks(m.headers), `no vault value in ${m.envelope.type} #${m.seq}`);
     t.strictSame(Object.keys(m.envelope.data).sort(), PUBLIC_FIELDS, 'event data is the public affiliate');
@@ -190,9 +230,16 @@ t.test('vault references leave the service nowhere', async (t) => {
   for (const m of conversions) t.notOk(leaks(m.text), 'nor on the conversions stream');
 
   // Logs of every in-process service (gateway and affiliates, debug level).
-  t.ok(platform.logs.some((l) => l.includes('affiliate created') && l.includes(id)), 'the operations did log');
+  t.ok(
+    platform.logs.some((l) => l.includes('affiliate created') && l.includes(id)),
+    'the operations did log',
+  );
   t.ok(platform.logs.length > 20, 'logs were captured');
   const leaked = platform.logs.filter(leaks);
   t.same(leaked, [], 'no log line holds a vault value');
-  for (const s of secrets) t.notOk(platform.logs.some((l) => l.includes(s)), `log free of ${s.split('_')[0]}`);
+  for (const s of secrets)
+    t.notOk(
+      platform.logs.some((l) => l.includes(s)),
+      `log free of ${s.split('_')[0]}`,
+    );
 });

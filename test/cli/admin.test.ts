@@ -15,7 +15,12 @@ import { sleep, startPlatform } from '../helpers/platform.ts';
 // Each command is a Node process of its own (a couple of seconds on a busy machine): allow for many of them.
 t.setTimeout(360_000);
 const platform = await startPlatform(t);
-const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const scrypt = promisify(scryptCb) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: object,
+) => Promise<Buffer>;
 
 const admin = (...args: string[]) => runAdmin(platform.databaseUrl, ...args);
 
@@ -50,7 +55,13 @@ async function wholeDatabaseText(): Promise<string> {
     const rows = await platform.sql.unsafe(`select * from "${table_name}"`);
     for (const row of rows) {
       for (const value of Object.values(row)) {
-        if (Buffer.isBuffer(value)) parts.push(value.toString('hex'), value.toString('base64'), value.toString('base64url'), value.toString('latin1'));
+        if (Buffer.isBuffer(value))
+          parts.push(
+            value.toString('hex'),
+            value.toString('base64'),
+            value.toString('base64url'),
+            value.toString('latin1'),
+          );
         else parts.push(typeof value === 'string' ? value : JSON.stringify(value));
       }
     }
@@ -60,7 +71,11 @@ async function wholeDatabaseText(): Promise<string> {
 }
 
 t.test('merchant create and set-plan', async (t) => {
-  const created = succeeded(t, await admin('merchant', 'create', '--name', 'Acme Outdoor', '--plan', 'growth'), 'merchant create');
+  const created = succeeded(
+    t,
+    await admin('merchant', 'create', '--name', 'Acme Outdoor', '--plan', 'growth'),
+    'merchant create',
+  );
   t.match(created, { id: /^mer_[0-9a-z]{26}$/, name: 'Acme Outdoor', plan: 'growth' });
   const [row] = await platform.sql`select name, plan from merchants where id = ${created.id}`;
   t.strictSame({ ...row }, { name: 'Acme Outdoor', plan: 'growth' }, 'stored');
@@ -87,7 +102,12 @@ t.test('merchant create and set-plan', async (t) => {
 t.test('key create prints the value once and stores only its hash', async (t) => {
   const merchantId = await newMerchant('growth');
   const out = succeeded(t, await admin('key', 'create', merchantId, '--scopes', 'read,write'), 'key create');
-  t.match(out, { id: /^key_[0-9a-z]{26}$/, merchant_id: merchantId, scopes: ['read', 'write'], rate_limit_per_min: 600 });
+  t.match(out, {
+    id: /^key_[0-9a-z]{26}$/,
+    merchant_id: merchantId,
+    scopes: ['read', 'write'],
+    rate_limit_per_min: 600,
+  });
   const key = out.key as string;
   t.match(key, /^svc_[A-Za-z0-9_-]{43,}$/, 'svc_ and at least 43 characters (32 random bytes)');
 
@@ -139,7 +159,11 @@ t.test('API keys need the growth plan or higher', async (t) => {
   refused(t, onFree, 'key create on free', /growth plan or higher/);
   refused(t, onStarter, 'key create on starter', /growth plan or higher/);
   refused(t, unknown, 'unknown merchant', /no merchant/);
-  t.equal((await keyRows(free)).length + (await keyRows(starter)).length, 0, 'no key row for the free and starter merchants');
+  t.equal(
+    (await keyRows(free)).length + (await keyRows(starter)).length,
+    0,
+    'no key row for the free and starter merchants',
+  );
 
   // A merchant upgraded to growth may create keys; one downgraded afterwards keeps its keys, which get 402.
   const upgraded = succeeded(t, await admin('merchant', 'set-plan', starter, 'growth'), 'upgrade');
@@ -164,7 +188,9 @@ t.test('--rate-limit: scale and up only, 60 to 60000', async (t) => {
     ...bad.map((v) => admin('key', 'create', scale, '--scopes', 'read', `--rate-limit=${v}`)),
   ]);
   refused(t, onGrowth!, 'growth with --rate-limit', /scale plan or higher/);
-  runs.forEach((run, i) => refused(t, run, `--rate-limit ${JSON.stringify(bad[i])}`, /--rate-limit must be a whole number from 60 to 60000/));
+  runs.forEach((run, i) =>
+    refused(t, run, `--rate-limit ${JSON.stringify(bad[i])}`, /--rate-limit must be a whole number from 60 to 60000/),
+  );
   t.equal((await keyRows(growth)).length + (await keyRows(scale)).length, 0, 'no key was stored');
 
   const [lowRun, highRun] = await Promise.all([
@@ -175,8 +201,12 @@ t.test('--rate-limit: scale and up only, 60 to 60000', async (t) => {
   t.equal(low.rate_limit_per_min, 60);
   const high = succeeded(t, highRun, 'enterprise at 60000');
   t.equal(high.rate_limit_per_min, 60000);
-  const stored = await platform.sql`select id, rate_limit_per_min from api_keys where id in ${platform.sql([low.id, high.id])} order by rate_limit_per_min`;
-  t.same(stored.map((r) => r['rate_limit_per_min']), [60, 60000]);
+  const stored =
+    await platform.sql`select id, rate_limit_per_min from api_keys where id in ${platform.sql([low.id, high.id])} order by rate_limit_per_min`;
+  t.same(
+    stored.map((r) => r['rate_limit_per_min']),
+    [60, 60000],
+  );
   // The gateway applies it.
   const res = await platform.client(low.key).get('/api/v1/affiliates');
   t.equal(res.headers.get('ratelimit-limit'), '60');
@@ -186,7 +216,11 @@ t.test('revoke, update and the audit log', async (t) => {
   const merchantId = await newMerchant('scale');
   const key = succeeded(t, await admin('key', 'create', merchantId, '--scopes', 'read,write'), 'key create');
   const api = platform.client(key.key);
-  t.equal((await api.post('/api/v1/affiliates', { email: 'before@example.com' })).status, 201, 'read,write key creates');
+  t.equal(
+    (await api.post('/api/v1/affiliates', { email: 'before@example.com' })).status,
+    201,
+    'read,write key creates',
+  );
 
   const scoped = succeeded(t, await admin('key', 'update', key.id, '--scopes', 'read'), 'key update --scopes');
   t.same(scoped.scopes, ['read']);
@@ -237,7 +271,11 @@ t.test('revoke, update and the audit log', async (t) => {
     'created, scopes_changed, rate_limit_changed, revoked: once each, in order',
   );
   const shown = succeeded(t, await admin('key', 'audit', key.id), 'key audit');
-  t.same(shown.events.map((e: { action: string }) => e.action), ['revoked', 'rate_limit_changed', 'scopes_changed', 'created'], 'newest first');
+  t.same(
+    shown.events.map((e: { action: string }) => e.action),
+    ['revoked', 'rate_limit_changed', 'scopes_changed', 'created'],
+    'newest first',
+  );
   t.equal(shown.key.id, key.id);
   t.notOk(JSON.stringify(shown).includes(key.key.slice(key.prefix.length)), 'the audit never shows the value');
 });
@@ -247,7 +285,10 @@ t.test('key usage is counted per day once the gateway flushes', async (t) => {
   const key = await createKey(platform.sql, merchantId, 'read');
   // A gateway of this test's own, so that closing it flushes the usage recorder now.
   const gatewayLog: string[] = [];
-  const gateway = await startGateway(loadGatewayConfig(platform.env), createLogger({ service: 'usage-gateway' }, 'debug', (l) => gatewayLog.push(l)));
+  const gateway = await startGateway(
+    loadGatewayConfig(platform.env),
+    createLogger({ service: 'usage-gateway' }, 'debug', (l) => gatewayLog.push(l)),
+  );
   let closed = false;
   t.teardown(async () => {
     if (!closed) await gateway.close();
@@ -261,15 +302,27 @@ t.test('key usage is counted per day once the gateway flushes', async (t) => {
   statuses.push((await api.post('/api/v1/affiliates', { email: 'x@example.com' })).status);
   t.same(statuses, [200, 200, 404, 400, 403], 'five authenticated requests');
   // Requests without a valid key belong to no key.
-  t.equal((await platform.client('svc_' + 'x'.repeat(43), `http://127.0.0.1:${gateway.port}`).get('/api/v1/affiliates')).status, 401);
+  t.equal(
+    (await platform.client('svc_' + 'x'.repeat(43), `http://127.0.0.1:${gateway.port}`).get('/api/v1/affiliates'))
+      .status,
+    401,
+  );
   t.equal((await platform.client(undefined, `http://127.0.0.1:${gateway.port}`).get('/api/v1/affiliates')).status, 401);
 
   await gateway.close();
   closed = true;
-  t.same(gatewayLog.filter((l) => /"level":"(warn|error)"/.test(l)), [], 'the gateway recorded usage without complaint');
+  t.same(
+    gatewayLog.filter((l) => /"level":"(warn|error)"/.test(l)),
+    [],
+    'the gateway recorded usage without complaint',
+  );
   const usage = await platform.sql<{ day: string; requests: string }[]>`
     select to_char(day, 'YYYY-MM-DD') as day, requests::text from api_key_usage_daily where key_id = ${key.id}`;
-  t.same(usage.map((u) => ({ ...u })), [{ day: new Date().toISOString().slice(0, 10), requests: '5' }], 'five requests today (UTC)');
+  t.same(
+    usage.map((u) => ({ ...u })),
+    [{ day: new Date().toISOString().slice(0, 10), requests: '5' }],
+    'five requests today (UTC)',
+  );
   const [row] = await platform.sql`select last_used_at from api_keys where id = ${key.id}`;
   t.ok(row!['last_used_at'], 'last_used_at set');
 
@@ -287,15 +340,25 @@ t.test('user create stores a scrypt hash, never the password', async (t) => {
   t.notOk(run.stdout.includes(password), 'the password is not printed');
   t.notOk('password_hash' in user, 'nor its hash');
 
-  const [row] = await platform.sql<{ password_hash: string }[]>`select password_hash from dashboard_users where id = ${user.id}`;
+  const [row] = await platform.sql<
+    { password_hash: string }[]
+  >`select password_hash from dashboard_users where id = ${user.id}`;
   const parts = row!.password_hash.split('$');
   t.equal(parts.length, 6, 'scrypt$N$r$p$salt$hash');
   t.equal(parts[0], 'scrypt');
   const [, N, r, p, salt, hash] = parts as [string, string, string, string, string, string];
   t.ok(Number(N) >= 16384, `N = ${N}`);
-  const derived = await scrypt(password, Buffer.from(salt, 'base64url'), Buffer.from(hash, 'base64url').length, { N: Number(N), r: Number(r), p: Number(p) });
+  const derived = await scrypt(password, Buffer.from(salt, 'base64url'), Buffer.from(hash, 'base64url').length, {
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+  });
   t.equal(derived.toString('base64url'), hash, 'the hash is scrypt of the password with the stored salt');
-  const wrong = await scrypt(password + '!', Buffer.from(salt, 'base64url'), Buffer.from(hash, 'base64url').length, { N: Number(N), r: Number(r), p: Number(p) });
+  const wrong = await scrypt(password + '!', Buffer.from(salt, 'base64url'), Buffer.from(hash, 'base64url').length, {
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+  });
   t.not(wrong.toString('base64url'), hash, 'and of nothing else');
   t.notOk((await wholeDatabaseText()).includes(password), 'the password is in no row');
 
@@ -308,13 +371,19 @@ t.test('user create stores a scrypt hash, never the password', async (t) => {
   ]);
   // Two users with one password get different salts.
   const second = succeeded(t, secondRun!, 'second user');
-  const [other] = await platform.sql<{ password_hash: string }[]>`select password_hash from dashboard_users where id = ${second.id}`;
+  const [other] = await platform.sql<
+    { password_hash: string }[]
+  >`select password_hash from dashboard_users where id = ${second.id}`;
   t.not(other!.password_hash, row!.password_hash, 'salted');
   refused(t, duplicate!, 'duplicate e-mail', /already exists/);
   refused(t, badEmail!, 'bad e-mail', /--email/);
   refused(t, short!, 'short password', /--password/);
   refused(t, ghost!, 'unknown merchant', /no merchant/);
-  t.equal((await platform.sql`select 1 from dashboard_users where merchant_id = ${merchantId}`).length, 2, 'only the two users');
+  t.equal(
+    (await platform.sql`select 1 from dashboard_users where merchant_id = ${merchantId}`).length,
+    2,
+    'only the two users',
+  );
 });
 
 t.test('bad arguments: non-zero exit, usage on stderr', async (t) => {
@@ -338,7 +407,11 @@ t.test('bad arguments: non-zero exit, usage on stderr', async (t) => {
 });
 
 t.test('a typo in a command is named, with where to find the commands', async (t) => {
-  for (const [args, named] of [[['frobnicate', 'now'], 'frobnicate now'], [['merchant'], 'merchant'], [['merchnt', 'create', '--name', 'X'], 'merchnt create']] as const) {
+  for (const [args, named] of [
+    [['frobnicate', 'now'], 'frobnicate now'],
+    [['merchant'], 'merchant'],
+    [['merchnt', 'create', '--name', 'X'], 'merchnt create'],
+  ] as const) {
     const run = await admin(...args);
     t.equal(run.code, 2, `${named}: exit 2`);
     t.equal(run.stdout, '');
@@ -352,6 +425,7 @@ t.test('--help, -h and help print the commands on stdout and exit 0', async (t) 
     t.equal(run.code, 0, `${args.join(' ')}: exit 0`);
     t.equal(run.stderr, '', `${args.join(' ')}: nothing on stderr`);
     t.match(run.stdout, /^usage: npm run -s admin -- <command>/, `${args.join(' ')}: the usage on stdout`);
-    for (const command of ['merchant create', 'key revoke', 'webhook replay-range', 'secrets re-encrypt']) t.match(run.stdout, `  ${command} `);
+    for (const command of ['merchant create', 'key revoke', 'webhook replay-range', 'secrets re-encrypt'])
+      t.match(run.stdout, `  ${command} `);
   }
 });

@@ -18,16 +18,32 @@ t.test('set-plan below scale resets custom rate limits, audited; the gateway app
 
   const kept = await admin('merchant', 'set-plan', merchant!['id'], 'enterprise');
   t.equal(kept.code, 0, kept.stderr);
-  t.same(await limits(merchant!['id']), { [custom.id]: 1200, [plain.id]: 600, [revoked.id]: 90 }, 'enterprise keeps custom limits');
+  t.same(
+    await limits(merchant!['id']),
+    { [custom.id]: 1200, [plain.id]: 600, [revoked.id]: 90 },
+    'enterprise keeps custom limits',
+  );
 
   const moved = await admin('merchant', 'set-plan', merchant!['id'], 'growth');
   t.equal(moved.code, 0, moved.stderr);
   t.equal(moved.json.plan, 'growth');
-  t.same(await limits(merchant!['id']), { [custom.id]: 600, [plain.id]: 600, [revoked.id]: 90 }, 'live custom limits back to 600; revoked keys untouched');
+  t.same(
+    await limits(merchant!['id']),
+    { [custom.id]: 600, [plain.id]: 600, [revoked.id]: 90 },
+    'live custom limits back to 600; revoked keys untouched',
+  );
   const audit = await admin('key', 'audit', custom.id);
   t.equal(audit.code, 0, audit.stderr);
-  t.match(audit.json.events[0], { action: 'rate_limit_changed', detail: { from: 1200, to: 600, reason: 'plan growth' }, actor: 'operator' });
-  t.equal((await auditRows(plain.id)).filter((a) => a.action === 'rate_limit_changed').length, 0, 'a key at 600 gets no audit row');
+  t.match(audit.json.events[0], {
+    action: 'rate_limit_changed',
+    detail: { from: 1200, to: 600, reason: 'plan growth' },
+    actor: 'operator',
+  });
+  t.equal(
+    (await auditRows(plain.id)).filter((a) => a.action === 'rate_limit_changed').length,
+    0,
+    'a key at 600 gets no audit row',
+  );
 
   await new Promise((r) => setTimeout(r, 1100)); // the gateway's key cache lives at most a second
   const res = await platform.client(custom.key).get('/api/v1/affiliates');
@@ -36,7 +52,9 @@ t.test('set-plan below scale resets custom rate limits, audited; the gateway app
 });
 
 async function limits(merchantId: string) {
-  const rows = await platform.sql<{ id: string; rate_limit_per_min: number }[]>`select id, rate_limit_per_min from api_keys where merchant_id = ${merchantId}`;
+  const rows = await platform.sql<
+    { id: string; rate_limit_per_min: number }[]
+  >`select id, rate_limit_per_min from api_keys where merchant_id = ${merchantId}`;
   return Object.fromEntries(rows.map((r) => [r.id, r.rate_limit_per_min]));
 }
 

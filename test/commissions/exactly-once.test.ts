@@ -47,7 +47,10 @@ async function programme(platform: Platform, affiliatesCount: number) {
 
 function burst(lineage: Lineage, count: number): ConversionRecorded[] {
   return Array.from({ length: count }, (_, i) =>
-    conversion({ affiliate_id: lineage.ids[i % lineage.ids.length]!, amount: `${1 + Math.floor(Math.random() * 5000)}.00` }),
+    conversion({
+      affiliate_id: lineage.ids[i % lineage.ids.length]!,
+      amount: `${1 + Math.floor(Math.random() * 5000)}.00`,
+    }),
   );
 }
 
@@ -64,15 +67,24 @@ function expectedFor(c: ConversionRecorded, lineage: Lineage): [number, string, 
   return out;
 }
 
-async function verifyExactlyOnce(t: Test, platform: Platform, merchantId: string, conversions: ConversionRecorded[], lineage: Lineage) {
+async function verifyExactlyOnce(
+  t: Test,
+  platform: Platform,
+  merchantId: string,
+  conversions: ConversionRecorded[],
+  lineage: Lineage,
+) {
   const rows = await platform.sql<{ event_id: string; level: number; affiliate_id: string; cents: string }[]>`
     select event_id, level, affiliate_id, (amount * 100)::bigint::text as cents from commissions where merchant_id = ${merchantId}`;
   const byEvent = new Map<string, string[]>();
-  for (const r of rows) byEvent.set(r.event_id, [...(byEvent.get(r.event_id) ?? []), `${r.level}:${r.affiliate_id}:${r.cents}`]);
+  for (const r of rows)
+    byEvent.set(r.event_id, [...(byEvent.get(r.event_id) ?? []), `${r.level}:${r.affiliate_id}:${r.cents}`]);
   let wrong = 0;
   let expectedTotal = 0;
   for (const c of conversions) {
-    const expected = expectedFor(c, lineage).map(([l, a, cents]) => `${l}:${a}:${cents}`).sort();
+    const expected = expectedFor(c, lineage)
+      .map(([l, a, cents]) => `${l}:${a}:${cents}`)
+      .sort();
     expectedTotal += expected.length;
     const actual = (byEvent.get(c.event_id) ?? []).sort();
     if (JSON.stringify(actual) !== JSON.stringify(expected)) {
@@ -86,7 +98,11 @@ async function verifyExactlyOnce(t: Test, platform: Platform, merchantId: string
   const [outbox] = await platform.sql<{ n: number; distinct_ids: number }[]>`
     select count(*)::int as n, count(distinct data->>'commission_id')::int as distinct_ids
     from outbox where merchant_id = ${merchantId} and type = 'commission.created'`;
-  t.same(outbox, { n: expectedTotal, distinct_ids: expectedTotal }, 'one commission.created per commission in the outbox');
+  t.same(
+    outbox,
+    { n: expectedTotal, distinct_ids: expectedTotal },
+    'one commission.created per commission in the outbox',
+  );
 
   const revenue = await platform.sql<{ affiliate_id: string; revenue: string; conversions: number }[]>`
     select affiliate_id, attributed_revenue::text as revenue, conversions from affiliate_stats where merchant_id = ${merchantId}`;
@@ -104,16 +120,20 @@ async function verifyExactlyOnce(t: Test, platform: Platform, merchantId: string
   // The stream (what the dispatcher fans out to webhooks) holds each commission.created once.
   const published = await eventually(
     async () => {
-      const events = (await streamEvents<{ commission_id: string }>(platform.nc, platform.prefix, 'commission.created')).filter(
-        (e) => e.merchant_id === merchantId,
-      );
+      const events = (
+        await streamEvents<{ commission_id: string }>(platform.nc, platform.prefix, 'commission.created')
+      ).filter((e) => e.merchant_id === merchantId);
       return events.length >= expectedTotal ? events : undefined;
     },
     60_000,
     'commission.created on the stream',
   );
   t.equal(published.length, expectedTotal);
-  t.equal(new Set(published.map((e) => e.data.commission_id)).size, expectedTotal, 'no commission.created published twice');
+  t.equal(
+    new Set(published.map((e) => e.data.commission_id)).size,
+    expectedTotal,
+    'no commission.created published twice',
+  );
 }
 
 /** Resolves once the shared consumer has nothing pending and nothing unacknowledged. */
@@ -121,7 +141,10 @@ async function consumerDrained(platform: Platform) {
   const jsm = await jetstreamManager(platform.nc);
   await eventually(
     async () => {
-      const info = await jsm.consumers.info(streamName(platform.prefix, COMMISSIONS_CONSUMER.stream), COMMISSIONS_CONSUMER.durable_name);
+      const info = await jsm.consumers.info(
+        streamName(platform.prefix, COMMISSIONS_CONSUMER.stream),
+        COMMISSIONS_CONSUMER.durable_name,
+      );
       return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
     },
     60_000,
@@ -138,15 +161,28 @@ t.test('killed and restarted in the middle of a burst of 1,000: each event has e
   const conversions = burst(lineage, 1000);
   await recordConversions(platform.sql, m.id, conversions);
   const countProcessed = async () =>
-    (await platform.sql<{ n: number }[]>`select count(*)::int as n from processed_conversions where merchant_id = ${m.id}`)[0]!.n;
-  await eventually(async () => ((await countProcessed()) >= 150 ? true : undefined), 60_000, '150 conversions processed');
+    (
+      await platform.sql<
+        { n: number }[]
+      >`select count(*)::int as n from processed_conversions where merchant_id = ${m.id}`
+    )[0]!.n;
+  await eventually(
+    async () => ((await countProcessed()) >= 150 ? true : undefined),
+    60_000,
+    '150 conversions processed',
+  );
   first.child.kill('SIGKILL');
   t.equal(await first.exited, null, 'killed, not exited');
   const atKill = await countProcessed();
   t.ok(atKill > 0 && atKill < 1000, `killed mid-burst (${atKill} of 1000 processed)`);
 
   const second = await spawnService(t, 'commissions', env);
-  await awaitProcessed(platform.sql, m.id, conversions.map((c) => c.event_id), 120_000);
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    conversions.map((c) => c.event_id),
+    120_000,
+  );
   await consumerDrained(platform);
   await verifyExactlyOnce(t, platform, m.id, conversions, lineage);
 
@@ -154,8 +190,15 @@ t.test('killed and restarted in the middle of a burst of 1,000: each event has e
   for (const c of conversions.slice(0, 25)) await publishConversion(platform.nc, platform.prefix, m.id, c);
   await consumerDrained(platform);
   await verifyExactlyOnce(t, platform, m.id, conversions, lineage);
-  t.equal(second.output.filter((l) => l.includes('"msg":"conversion already processed"')).length >= 25, true, 'recognised as processed');
-  t.notOk(second.output.some((l) => l.includes('"level":"error"')), 'no processing errors after the restart');
+  t.equal(
+    second.output.filter((l) => l.includes('"msg":"conversion already processed"')).length >= 25,
+    true,
+    'recognised as processed',
+  );
+  t.notOk(
+    second.output.some((l) => l.includes('"level":"error"')),
+    'no processing errors after the restart',
+  );
   second.child.kill('SIGTERM');
   t.equal(await second.exited, 0, 'a SIGTERM drains and exits 0');
 });
@@ -167,12 +210,20 @@ t.test('two replicas share the consumer: each event once, both do work', async (
   const b = await startCommissions(t, platform, { env: { LOG_LEVEL: 'debug' } });
   const conversions = burst(lineage, 300);
   await recordConversions(platform.sql, m.id, conversions);
-  await awaitProcessed(platform.sql, m.id, conversions.map((c) => c.event_id), 60_000);
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    conversions.map((c) => c.event_id),
+    60_000,
+  );
   await consumerDrained(platform);
   await verifyExactlyOnce(t, platform, m.id, conversions, lineage);
   const worked = (logs: string[]) => logs.filter((l) => l.includes('"msg":"conversion processed"')).length;
   t.equal(worked(a.logs) + worked(b.logs), 300);
-  t.ok(worked(a.logs) > 0 && worked(b.logs) > 0, `both replicas processed conversions (${worked(a.logs)} and ${worked(b.logs)})`);
+  t.ok(
+    worked(a.logs) > 0 && worked(b.logs) > 0,
+    `both replicas processed conversions (${worked(a.logs)} and ${worked(b.logs)})`,
+  );
 });
 
 t.test('hold-period passes on two replicas at once approve each commission once', async (t) => {
@@ -183,8 +234,15 @@ t.test('hold-period passes on two replicas at once approve each commission once'
   const b = await startCommissions(t, platform, { now: clock.now });
   const conversions = burst(lineage, 600);
   await recordConversions(platform.sql, m.id, conversions);
-  await awaitProcessed(platform.sql, m.id, conversions.map((c) => c.event_id), 60_000);
-  const total = (await platform.sql<{ n: number }[]>`select count(*)::int as n from commissions where merchant_id = ${m.id}`)[0]!.n;
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    conversions.map((c) => c.event_id),
+    60_000,
+  );
+  const total = (
+    await platform.sql<{ n: number }[]>`select count(*)::int as n from commissions where merchant_id = ${m.id}`
+  )[0]!.n;
 
   clock.advance(30 * DAY_MS);
   const [byA, byB] = await Promise.all([a.service.approveEndedHolds(), b.service.approveEndedHolds()]);
@@ -193,7 +251,9 @@ t.test('hold-period passes on two replicas at once approve each commission once'
     select count(*)::int as n, count(distinct data->>'commission_id')::int as distinct_ids
     from outbox where merchant_id = ${m.id} and type = 'commission.approved'`;
   t.same(outbox, { n: total, distinct_ids: total }, 'one commission.approved each');
-  const pending = (await platform.sql<{ n: number }[]>`
-    select count(*)::int as n from commissions where merchant_id = ${m.id} and status <> 'approved'`)[0]!.n;
+  const pending = (
+    await platform.sql<{ n: number }[]>`
+    select count(*)::int as n from commissions where merchant_id = ${m.id} and status <> 'approved'`
+  )[0]!.n;
   t.equal(pending, 0);
 });

@@ -20,8 +20,18 @@ const clock = testClock();
 const { service } = await startCommissions(t, platform, { now: clock.now });
 
 const AFFILIATE_FIELDS = [
-  'id', 'slug', 'email', 'display_name', 'status', 'tier_id', 'parent_id', 'lifetime_commissions_paid',
-  'custom_commission_rate', 'referral_url', 'created_at', 'updated_at',
+  'id',
+  'slug',
+  'email',
+  'display_name',
+  'status',
+  'tier_id',
+  'parent_id',
+  'lifetime_commissions_paid',
+  'custom_commission_rate',
+  'referral_url',
+  'created_at',
+  'updated_at',
 ].sort();
 
 t.test('a three-level lineage earns at levels 0, 1 and 2 at the merchant level rates', async (t) => {
@@ -49,7 +59,19 @@ t.test('a three-level lineage earns at levels 0, 1 and 2 at the merchant level r
   );
   const direct = byLevel[0];
   t.same(Object.keys(direct).sort(), [
-    'affiliate_id', 'amount', 'approved_at', 'created_at', 'currency', 'event_id', 'id', 'level', 'order_id', 'rate', 'status', 'void_reason', 'voided_at',
+    'affiliate_id',
+    'amount',
+    'approved_at',
+    'created_at',
+    'currency',
+    'event_id',
+    'id',
+    'level',
+    'order_id',
+    'rate',
+    'status',
+    'void_reason',
+    'voided_at',
   ]);
   t.equal(direct.created_at, clock.now().toISOString());
   t.equal(direct.approved_at, null);
@@ -60,7 +82,12 @@ t.test('a three-level lineage earns at levels 0, 1 and 2 at the merchant level r
   t.equal(one.status, 200);
   t.same(one.body, direct);
 
-  const created = await awaitStreamEvents<any>(platform, 'commission.created', (e) => e.data.event_id === c.event_id, 3);
+  const created = await awaitStreamEvents<any>(
+    platform,
+    'commission.created',
+    (e) => e.data.event_id === c.event_id,
+    3,
+  );
   t.equal(created.length, 3);
   t.same(
     created.map((e) => e.data).sort((a, b) => a.level - b.level),
@@ -108,9 +135,14 @@ t.test('rules: flat and percentage per event type, rate precedence, nothing with
     unattributed: conversion({ affiliate_id: null, amount: '80.00' }),
   };
   await recordConversions(platform.sql, m.id, Object.values(events));
-  await awaitProcessed(platform.sql, m.id, Object.values(events).map((e) => e.event_id));
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    Object.values(events).map((e) => e.event_id),
+  );
 
-  const direct = async (e: { event_id: string }) => (await commissionsOfEvent(platform.sql, m.id, e.event_id)).map((c) => [c.level, c.amount, c.rate]);
+  const direct = async (e: { event_id: string }) =>
+    (await commissionsOfEvent(platform.sql, m.id, e.event_id)).map((c) => [c.level, c.amount, c.rate]);
   t.same(await direct(events.defaultRate), [[0, '8.0000', '0.1']]);
   t.same(await direct(events.customRate), [[0, '20.0000', '0.25']]);
   t.same(await direct(events.tierRate), [[0, '24.0000', '0.3']]);
@@ -144,57 +176,75 @@ t.test('suspended affiliates earn nothing; a suspended ancestor is skipped, the 
   t.same(await commissionsOfEvent(platform.sql, m.id, viaMiddle.event_id), []);
 });
 
-t.test('a refund voids the order commissions, pending and approved, with commission.voided on the stream', async (t) => {
-  const m = await platform.merchant();
-  await setMerchantSettings(platform.sql, m.id, ['level_rates=[0.1]']);
-  await createAffiliate(m.client, { email: 'lead@example.com' });
-  const seller = await createAffiliate(m.client, { email: 'seller@example.com', parent_email: 'lead@example.com' });
-  const order = conversion({ affiliate_id: seller.id, amount: '40.00', external_id: 'order_refund_me' });
-  const otherOrder = conversion({ affiliate_id: seller.id, amount: '40.00', external_id: 'order_keep_me' });
-  await recordConversions(platform.sql, m.id, [order, otherOrder]);
-  await awaitProcessed(platform.sql, m.id, [order.event_id, otherOrder.event_id]);
-  const [direct, parentLevel] = await commissionsOfEvent(platform.sql, m.id, order.event_id);
-  const approve = await m.client.patch(`/api/v1/commissions/${direct!.id}`, { status: 'approved' });
-  t.equal(approve.status, 200);
-  t.equal(approve.body.status, 'approved');
+t.test(
+  'a refund voids the order commissions, pending and approved, with commission.voided on the stream',
+  async (t) => {
+    const m = await platform.merchant();
+    await setMerchantSettings(platform.sql, m.id, ['level_rates=[0.1]']);
+    await createAffiliate(m.client, { email: 'lead@example.com' });
+    const seller = await createAffiliate(m.client, { email: 'seller@example.com', parent_email: 'lead@example.com' });
+    const order = conversion({ affiliate_id: seller.id, amount: '40.00', external_id: 'order_refund_me' });
+    const otherOrder = conversion({ affiliate_id: seller.id, amount: '40.00', external_id: 'order_keep_me' });
+    await recordConversions(platform.sql, m.id, [order, otherOrder]);
+    await awaitProcessed(platform.sql, m.id, [order.event_id, otherOrder.event_id]);
+    const [direct, parentLevel] = await commissionsOfEvent(platform.sql, m.id, order.event_id);
+    const approve = await m.client.patch(`/api/v1/commissions/${direct!.id}`, { status: 'approved' });
+    t.equal(approve.status, 200);
+    t.equal(approve.body.status, 'approved');
 
-  const refund = conversion({ affiliate_id: null, event_type: 'refund', amount: '40.00', external_id: 'order_refund_me' });
-  await recordConversions(platform.sql, m.id, [refund]);
-  const voided = await awaitStreamEvents<any>(platform, 'commission.voided', (e) => e.merchant_id === m.id, 2);
-  t.same(
-    voided.map((e) => [e.data.commission_id, e.data.status, e.data.order_id, e.data.amount]).sort(),
-    [
-      [direct!.id, 'voided', 'order_refund_me', 4],
-      [parentLevel!.id, 'voided', 'order_refund_me', 0.4],
-    ].sort(),
-  );
+    const refund = conversion({
+      affiliate_id: null,
+      event_type: 'refund',
+      amount: '40.00',
+      external_id: 'order_refund_me',
+    });
+    await recordConversions(platform.sql, m.id, [refund]);
+    const voided = await awaitStreamEvents<any>(platform, 'commission.voided', (e) => e.merchant_id === m.id, 2);
+    t.same(
+      voided.map((e) => [e.data.commission_id, e.data.status, e.data.order_id, e.data.amount]).sort(),
+      [
+        [direct!.id, 'voided', 'order_refund_me', 4],
+        [parentLevel!.id, 'voided', 'order_refund_me', 0.4],
+      ].sort(),
+    );
 
-  const list = await m.client.get('/api/v1/commissions?status=voided');
-  t.equal(list.status, 200);
-  t.same(list.body.data.map((c: any) => c.id).sort(), [direct!.id, parentLevel!.id].sort());
-  for (const c of list.body.data) {
-    t.equal(c.void_reason, 'refund');
-    t.equal(c.voided_at, clock.now().toISOString());
-  }
-  t.equal((await commissionsOfEvent(platform.sql, m.id, otherOrder.event_id))[0]!.status, 'pending');
-  // The refunded order's revenue no longer counts toward tiers.
-  const [stats] = await platform.sql`select attributed_revenue::text, conversions from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${seller.id}`;
-  t.same(stats, { attributed_revenue: '40.00', conversions: 1 });
+    const list = await m.client.get('/api/v1/commissions?status=voided');
+    t.equal(list.status, 200);
+    t.same(list.body.data.map((c: any) => c.id).sort(), [direct!.id, parentLevel!.id].sort());
+    for (const c of list.body.data) {
+      t.equal(c.void_reason, 'refund');
+      t.equal(c.voided_at, clock.now().toISOString());
+    }
+    t.equal((await commissionsOfEvent(platform.sql, m.id, otherOrder.event_id))[0]!.status, 'pending');
+    // The refunded order's revenue no longer counts toward tiers.
+    const [stats] =
+      await platform.sql`select attributed_revenue::text, conversions from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${seller.id}`;
+    t.same(stats, { attributed_revenue: '40.00', conversions: 1 });
 
-  // A refund processed before its order (redelivery can reorder them): the order's commissions are born voided.
-  const early = conversion({ affiliate_id: null, event_type: 'refund', external_id: 'order_refunded_first', amount: '10.00' });
-  await recordConversions(platform.sql, m.id, [early]);
-  await awaitProcessed(platform.sql, m.id, [early.event_id]);
-  const late = conversion({ affiliate_id: seller.id, external_id: 'order_refunded_first', amount: '10.00' });
-  await recordConversions(platform.sql, m.id, [late]);
-  await awaitProcessed(platform.sql, m.id, [late.event_id]);
-  t.same((await commissionsOfEvent(platform.sql, m.id, late.event_id)).map((c) => [c.level, c.status, c.void_reason]), [
-    [0, 'voided', 'refund'],
-    [1, 'voided', 'refund'],
-  ]);
-  const [after] = await platform.sql`select attributed_revenue::text, conversions from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${seller.id}`;
-  t.same(after, { attributed_revenue: '40.00', conversions: 1 }, 'a refunded order never counts');
-});
+    // A refund processed before its order (redelivery can reorder them): the order's commissions are born voided.
+    const early = conversion({
+      affiliate_id: null,
+      event_type: 'refund',
+      external_id: 'order_refunded_first',
+      amount: '10.00',
+    });
+    await recordConversions(platform.sql, m.id, [early]);
+    await awaitProcessed(platform.sql, m.id, [early.event_id]);
+    const late = conversion({ affiliate_id: seller.id, external_id: 'order_refunded_first', amount: '10.00' });
+    await recordConversions(platform.sql, m.id, [late]);
+    await awaitProcessed(platform.sql, m.id, [late.event_id]);
+    t.same(
+      (await commissionsOfEvent(platform.sql, m.id, late.event_id)).map((c) => [c.level, c.status, c.void_reason]),
+      [
+        [0, 'voided', 'refund'],
+        [1, 'voided', 'refund'],
+      ],
+    );
+    const [after] =
+      await platform.sql`select attributed_revenue::text, conversions from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${seller.id}`;
+    t.same(after, { attributed_revenue: '40.00', conversions: 1 }, 'a refunded order never counts');
+  },
+);
 
 t.test('crossing a tier threshold promotes once, with affiliate.tier_promoted', async (t) => {
   const m = await platform.merchant();
@@ -219,17 +269,23 @@ t.test('crossing a tier threshold promotes once, with affiliate.tier_promoted', 
 
   const promotions = await awaitStreamEvents<any>(platform, 'affiliate.tier_promoted', (e) => e.data.id === a.id, 2);
   await sleep(300);
-  const all = (await streamEvents<any>(platform.nc, platform.prefix, 'affiliate.tier_promoted')).filter((e) => e.data.id === a.id);
+  const all = (await streamEvents<any>(platform.nc, platform.prefix, 'affiliate.tier_promoted')).filter(
+    (e) => e.data.id === a.id,
+  );
   t.equal(all.length, 2, 'one promotion per threshold crossed');
-  t.same(promotions.map((e) => [e.data.previous_tier_id, e.data.tier_id]), [
-    [null, silver!['id']],
-    [silver!['id'], gold!['id']],
-  ]);
+  t.same(
+    promotions.map((e) => [e.data.previous_tier_id, e.data.tier_id]),
+    [
+      [null, silver!['id']],
+      [silver!['id'], gold!['id']],
+    ],
+  );
   t.same(Object.keys(promotions[0]!.data).sort(), [...AFFILIATE_FIELDS, 'previous_tier_id'].sort());
   t.equal(promotions[0]!.data.email, 'climber@example.com');
   const got = await m.client.get(`/api/v1/affiliates/${a.id}`);
   t.equal(got.body.tier_id, gold!['id']);
-  const [usd] = await platform.sql`select attributed_revenue::text from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${a.id} and currency = 'USD'`;
+  const [usd] =
+    await platform.sql`select attributed_revenue::text from affiliate_stats where merchant_id = ${m.id} and affiliate_id = ${a.id} and currency = 'USD'`;
   t.equal(usd!['attributed_revenue'], '1030.00');
 });
 
@@ -249,20 +305,29 @@ t.test('approve and void by hand, list filters and cursor paging', async (t) => 
   const all = await m.client.get('/api/v1/commissions?limit=100');
   t.equal(all.body.data.length, 7);
   const expectedOrder = [...conversions].reverse().map((c) => c.event_id);
-  t.same(all.body.data.map((c: any) => c.event_id), expectedOrder, 'newest first');
+  t.same(
+    all.body.data.map((c: any) => c.event_id),
+    expectedOrder,
+    'newest first',
+  );
 
   const pages: string[] = [];
   let cursor: string | null = null;
   let calls = 0;
   do {
-    const res: any = await m.client.get(`/api/v1/commissions?affiliate_id=${x.id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: any = await m.client.get(
+      `/api/v1/commissions?affiliate_id=${x.id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     t.equal(res.status, 200);
     pages.push(...res.body.data.map((c: any) => c.event_id));
     cursor = res.body.next_cursor;
     calls++;
   } while (cursor);
   t.equal(calls, 2);
-  t.same(pages, expectedOrder.filter((id) => conversions.find((c) => c.event_id === id)!.affiliate_id === x.id));
+  t.same(
+    pages,
+    expectedOrder.filter((id) => conversions.find((c) => c.event_id === id)!.affiliate_id === x.id),
+  );
 
   const [first, second] = all.body.data;
   const approved = await m.client.patch(`/api/v1/commissions/${first.id}`, { status: 'approved' });
@@ -271,18 +336,34 @@ t.test('approve and void by hand, list filters and cursor paging', async (t) => 
   const again = await m.client.patch(`/api/v1/commissions/${first.id}`, { status: 'approved' });
   t.equal(again.status, 200, 'asking for the status it has changes nothing');
   t.same(again.body, approved.body);
-  const voided = await m.client.patch(`/api/v1/commissions/${second.id}`, { status: 'voided', void_reason: 'order cancelled' });
+  const voided = await m.client.patch(`/api/v1/commissions/${second.id}`, {
+    status: 'voided',
+    void_reason: 'order cancelled',
+  });
   t.equal(voided.status, 200);
-  t.same(voided.body, { ...second, status: 'voided', voided_at: clock.now().toISOString(), void_reason: 'order cancelled' });
+  t.same(voided.body, {
+    ...second,
+    status: 'voided',
+    voided_at: clock.now().toISOString(),
+    void_reason: 'order cancelled',
+  });
   const voidedApproved = await m.client.patch(`/api/v1/commissions/${first.id}`, { status: 'voided' });
   t.equal(voidedApproved.status, 200);
   t.equal(voidedApproved.body.void_reason, 'manual');
 
-  t.same((await m.client.get('/api/v1/commissions?status=voided')).body.data.map((c: any) => c.id), [first.id, second.id]);
+  t.same(
+    (await m.client.get('/api/v1/commissions?status=voided')).body.data.map((c: any) => c.id),
+    [first.id, second.id],
+  );
   t.equal((await m.client.get('/api/v1/commissions?status=approved')).body.data.length, 0);
   t.equal((await m.client.get(`/api/v1/commissions?status=pending&affiliate_id=${y.id}`)).body.data.length, 1);
 
-  const approvedEvents = await awaitStreamEvents<any>(platform, 'commission.approved', (e) => e.data.commission_id === first.id, 1);
+  const approvedEvents = await awaitStreamEvents<any>(
+    platform,
+    'commission.approved',
+    (e) => e.data.commission_id === first.id,
+    1,
+  );
   t.same(approvedEvents[0]!.data, {
     commission_id: first.id,
     affiliate_id: first.affiliate_id,
@@ -294,7 +375,10 @@ t.test('approve and void by hand, list filters and cursor paging', async (t) => 
     level: 0,
   });
   const voidedEvents = await awaitStreamEvents<any>(platform, 'commission.voided', (e) => e.merchant_id === m.id, 2);
-  t.same(voidedEvents.map((e) => e.data.commission_id), [second.id, first.id]);
+  t.same(
+    voidedEvents.map((e) => e.data.commission_id),
+    [second.id, first.id],
+  );
 });
 
 t.test('the hold period approves pending commissions when it ends', async (t) => {
@@ -309,14 +393,23 @@ t.test('the hold period approves pending commissions when it ends', async (t) =>
 
   clock.set(new Date(createdAt + 7 * DAY_MS - 1));
   await service.approveEndedHolds();
-  t.equal((await commissionsOfEvent(platform.sql, m.id, c.event_id))[0]!.status, 'pending', 'one millisecond early: still held');
+  t.equal(
+    (await commissionsOfEvent(platform.sql, m.id, c.event_id))[0]!.status,
+    'pending',
+    'one millisecond early: still held',
+  );
 
   clock.set(new Date(createdAt + 7 * DAY_MS));
   t.ok((await service.approveEndedHolds()) >= 1);
   const got = await m.client.get(`/api/v1/commissions/${commission!.id}`);
   t.equal(got.body.status, 'approved');
   t.equal(got.body.approved_at, new Date(createdAt + 7 * DAY_MS).toISOString());
-  const events = await awaitStreamEvents<any>(platform, 'commission.approved', (e) => e.data.commission_id === commission!.id, 1);
+  const events = await awaitStreamEvents<any>(
+    platform,
+    'commission.approved',
+    (e) => e.data.commission_id === commission!.id,
+    1,
+  );
   t.equal(events[0]!.data.status, 'approved');
 
   t.equal(await service.approveEndedHolds(), 0, 'a second pass approves nothing again');

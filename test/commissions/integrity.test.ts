@@ -51,16 +51,31 @@ t.test('the separate merchant keys and the duplicate index are gone', async (t) 
 
 t.test('a commission must name an affiliate of its own merchant', async (t) => {
   await insertCommission(merchant, mine);
-  t.equal(await violation(t, insertCommission(merchant, theirs), "another merchant's affiliate"), 'commissions_merchant_id_affiliate_id_fkey');
-  t.equal(await violation(t, insertCommission('mer_none', mine), 'an unknown merchant'), 'commissions_merchant_id_affiliate_id_fkey');
+  t.equal(
+    await violation(t, insertCommission(merchant, theirs), "another merchant's affiliate"),
+    'commissions_merchant_id_affiliate_id_fkey',
+  );
+  t.equal(
+    await violation(t, insertCommission('mer_none', mine), 'an unknown merchant'),
+    'commissions_merchant_id_affiliate_id_fkey',
+  );
 });
 
 t.test('attributed revenue must name an affiliate of its own merchant', async (t) => {
   await insertStats(merchant, mine);
-  t.equal(await violation(t, insertStats(merchant, theirs), "another merchant's affiliate"), 'affiliate_stats_merchant_id_affiliate_id_fkey');
-  t.equal(await violation(t, insertStats('mer_none', mine), 'an unknown merchant'), 'affiliate_stats_merchant_id_affiliate_id_fkey');
+  t.equal(
+    await violation(t, insertStats(merchant, theirs), "another merchant's affiliate"),
+    'affiliate_stats_merchant_id_affiliate_id_fkey',
+  );
+  t.equal(
+    await violation(t, insertStats('mer_none', mine), 'an unknown merchant'),
+    'affiliate_stats_merchant_id_affiliate_id_fkey',
+  );
 });
 
 t.test('a merchant with affiliates cannot be deleted from under its commissions', async (t) => {
-  t.equal(await violation(t, sql`delete from merchants where id = ${merchant}`, 'deleting the merchant'), 'affiliates_merchant_id_fkey');
+  t.equal(
+    await violation(t, sql`delete from merchants where id = ${merchant}`, 'deleting the merchant'),
+    'affiliates_merchant_id_fkey',
+  );
 });

@@ -74,9 +74,13 @@ const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'KWD', 'BHD', 'TND', 'CLP'] as c
 t.test('half-even rounding to the minor unit, by example', async (t) => {
   const settings = { commission_rules: {}, default_rate: 0.1, level_rates: [] };
   const direct = (amount: string, currency: string, rate: string | null = null) =>
-    computeCommissionLines({ eventType: 'purchase', amount, currency, settings, rates: { customRate: rate, tierRate: null } }).map((l) =>
-      formatAmount(l.amount, currency),
-    );
+    computeCommissionLines({
+      eventType: 'purchase',
+      amount,
+      currency,
+      settings,
+      rates: { customRate: rate, tierRate: null },
+    }).map((l) => formatAmount(l.amount, currency));
   t.same(direct('1.25', 'USD'), ['0.12'], '0.125 → 0.12 (2 is even)');
   t.same(direct('1.35', 'USD'), ['0.14'], '0.135 → 0.14 (4 is even)');
   t.same(direct('1.36', 'USD'), ['0.14'], '0.136 → 0.14');
@@ -88,7 +92,11 @@ t.test('half-even rounding to the minor unit, by example', async (t) => {
   t.same(direct('0.05', 'USD'), [], '0.005 → 0.00 (0 is even): no commission');
   t.same(direct('0.15', 'USD'), ['0.02'], '0.015 → 0.02');
   t.same(direct('0.1', 'USD', '0.333333'), ['0.03']);
-  t.same(direct('999999999999.99', 'USD', '0.999999'), ['999998999999.99'], 'no float: 999999999999.99 × 0.999999 = 999998999999.990000…01');
+  t.same(
+    direct('999999999999.99', 'USD', '0.999999'),
+    ['999998999999.99'],
+    'no float: 999999999999.99 × 0.999999 = 999998999999.990000…01',
+  );
   const levels = computeCommissionLines({
     eventType: 'purchase',
     amount: '33.33',
@@ -113,7 +121,9 @@ t.test('1,000 random conversions: every commission equals the exact decimal refe
   const m = await platform.merchant();
 
   const defaultRate = `0.${String(1 + int(999_999)).padStart(6, '0')}`;
-  const levelRates = Array.from({ length: 1 + int(5) }, () => pick(['0.5', '0.25', '0.125', `0.${String(int(10_000)).padStart(4, '0')}`]));
+  const levelRates = Array.from({ length: 1 + int(5) }, () =>
+    pick(['0.5', '0.25', '0.125', `0.${String(int(10_000)).padStart(4, '0')}`]),
+  );
   const flatAmount = randomAmount(4);
   await setMerchantSettings(platform.sql, m.id, [
     `default_rate=${defaultRate}`,
@@ -125,7 +135,14 @@ t.test('1,000 random conversions: every commission equals the exact decimal refe
   const affiliates: { id: string; parent: number | null; rate: string | null }[] = [];
   for (let i = 0; i < 30; i++) {
     const parent = i < 3 ? null : int(i);
-    const rate = pick([null, '0.5', '0.25', '0.05', `0.${String(int(1_000_000)).padStart(6, '0')}`, `0.${String(int(1_000_000)).padStart(6, '0')}`]);
+    const rate = pick([
+      null,
+      '0.5',
+      '0.25',
+      '0.05',
+      `0.${String(int(1_000_000)).padStart(6, '0')}`,
+      `0.${String(int(1_000_000)).padStart(6, '0')}`,
+    ]);
     const created = await createAffiliate(m.client, {
       email: `seller${i}@example.com`,
       ...(parent === null ? {} : { parent_email: `seller${parent}@example.com` }),
@@ -147,8 +164,17 @@ t.test('1,000 random conversions: every commission equals the exact decimal refe
       }),
     };
   });
-  await recordConversions(platform.sql, m.id, conversions.map((c) => c.event));
-  await awaitProcessed(platform.sql, m.id, conversions.map((c) => c.event.event_id), 120_000);
+  await recordConversions(
+    platform.sql,
+    m.id,
+    conversions.map((c) => c.event),
+  );
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    conversions.map((c) => c.event.event_id),
+    120_000,
+  );
 
   type Row = { event_id: string; level: number; affiliate_id: string; amount: string; rate: string | null };
   const rows: Row[] = await platform.sql<Row[]>`
@@ -172,11 +198,22 @@ t.test('1,000 random conversions: every commission equals the exact decimal refe
     }
     const expected: { level: number; affiliate_id: string; amount: bigint; rate: Dec | null }[] = [];
     if (direct.units > 0n) {
-      expected.push({ level: 0, affiliate_id: affiliates[who]!.id, amount: at4(direct), rate: directRate === null ? null : parseDec(directRate) });
+      expected.push({
+        level: 0,
+        affiliate_id: affiliates[who]!.id,
+        amount: at4(direct),
+        rate: directRate === null ? null : parseDec(directRate),
+      });
       let ancestor = affiliates[who]!.parent;
       for (let level = 1; level <= levelRates.length && ancestor !== null; level++) {
         const amount = roundHalfEven(mulDec(direct, parseDec(levelRates[level - 1]!)), digits);
-        if (amount.units > 0n) expected.push({ level, affiliate_id: affiliates[ancestor]!.id, amount: at4(amount), rate: parseDec(levelRates[level - 1]!) });
+        if (amount.units > 0n)
+          expected.push({
+            level,
+            affiliate_id: affiliates[ancestor]!.id,
+            amount: at4(amount),
+            rate: parseDec(levelRates[level - 1]!),
+          });
         ancestor = affiliates[ancestor]!.parent;
       }
     }
@@ -186,18 +223,33 @@ t.test('1,000 random conversions: every commission equals the exact decimal refe
       actual.length === expected.length &&
       actual.every((a, i) => {
         const e = expected[i]!;
-        const rateMatches = e.rate === null ? a.rate === null : a.rate !== null && at12(parseDec(a.rate)) === at12(e.rate);
-        return a.level === e.level && a.affiliate_id === e.affiliate_id && at4(parseDec(a.amount)) === e.amount && rateMatches;
+        const rateMatches =
+          e.rate === null ? a.rate === null : a.rate !== null && at12(parseDec(a.rate)) === at12(e.rate);
+        return (
+          a.level === e.level &&
+          a.affiliate_id === e.affiliate_id &&
+          at4(parseDec(a.amount)) === e.amount &&
+          rateMatches
+        );
       });
     if (!same) {
       mismatches++;
-      if (mismatches <= 5) t.fail(`event ${event.event_type} ${event.amount} ${event.currency}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+      if (mismatches <= 5)
+        t.fail(
+          `event ${event.event_type} ${event.amount} ${event.currency}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+        );
     }
   }
   t.equal(mismatches, 0, `all 1,000 conversions match the reference (seed ${seed})`);
   t.equal(rows.length, expectedRows, 'no commission more, none fewer');
-  t.ok(rows.some((r) => r.level > 0), 'level commissions were exercised');
-  t.ok(conversions.some((c) => c.event.currency === 'JPY'), 'JPY was exercised');
+  t.ok(
+    rows.some((r) => r.level > 0),
+    'level commissions were exercised',
+  );
+  t.ok(
+    conversions.some((c) => c.event.currency === 'JPY'),
+    'JPY was exercised',
+  );
 });
 
 /** A rate at twelve decimals as an integer, to compare "0.500000" with "0.5". */

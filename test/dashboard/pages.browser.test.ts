@@ -1,6 +1,14 @@
 import t from 'tap';
 import { createAffiliate, createCoupon, setSettings } from '../events/setup.ts';
-import { dashboardMerchant, launchBrowser, openPage, overflowingElements, seriousViolations, signInBrowser, startDashboardPlatform } from '../helpers/dashboard.ts';
+import {
+  dashboardMerchant,
+  launchBrowser,
+  openPage,
+  overflowingElements,
+  seriousViolations,
+  signInBrowser,
+  startDashboardPlatform,
+} from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
@@ -14,8 +22,18 @@ const m = await dashboardMerchant(platform, 'scale');
 await setSettings(platform.sql, m.id, { default_rate: 0.1 });
 const affiliate = await createAffiliate(m.client, 'star@example.com', { display_name: 'Star Seller' });
 await createCoupon(m.client, affiliate.id, 'STAR');
-await m.client.post('/api/v1/events', { event_type: 'purchase', external_id: 'p-1', amount: 250, currency: 'USD', coupon: 'star' });
-await eventually(async () => ((await m.client.get('/api/v1/commissions')).body.data.length === 1 ? true : undefined), 10_000, 'a commission');
+await m.client.post('/api/v1/events', {
+  event_type: 'purchase',
+  external_id: 'p-1',
+  amount: 250,
+  currency: 'USD',
+  coupon: 'star',
+});
+await eventually(
+  async () => ((await m.client.get('/api/v1/commissions')).body.data.length === 1 ? true : undefined),
+  10_000,
+  'a commission',
+);
 const receiver = await startReceiver(t);
 const endpoint = await m.client.post('/api/v1/webhook_endpoints', { url: receiver.url });
 const [key] = await platform.sql<{ id: string }[]>`select id from api_keys where merchant_id = ${m.id}`;
@@ -40,7 +58,17 @@ for (const width of [1280, 390]) {
       await page.goto(`${base}/dashboard${path}`);
       await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
       // Wait for the page's data: no loading message left.
-      await eventually(async () => ((await page.getByRole('status').filter({ hasText: /^Loading/ }).count()) === 0 ? true : undefined), 5000, `${path} loaded`);
+      await eventually(
+        async () =>
+          (await page
+            .getByRole('status')
+            .filter({ hasText: /^Loading/ })
+            .count()) === 0
+            ? true
+            : undefined,
+        5000,
+        `${path} loaded`,
+      );
       t.equal(await page.title(), `${title} · Dashboard`, `${path}: the tab's title`);
       t.same(await seriousViolations(page), [], `${path}: axe`);
       t.same(await overflowingElements(page), [], `${path}: nothing wider than ${width} px`);
@@ -59,7 +87,10 @@ t.test('the overview charts the last 30 days and names the top affiliate', async
   const row = page.locator('figure.chart').first().getByRole('row', { name: today });
   t.equal(await row.getByRole('cell').textContent(), '1', 'today’s conversion in the chart’s table');
   await page.getByRole('link', { name: 'Star Seller' }).first().waitFor();
-  t.match(await page.getByRole('heading', { name: 'Top affiliates' }).locator('xpath=..').textContent(), /Star Seller \$250\.00 from 1 conversions/);
+  t.match(
+    await page.getByRole('heading', { name: 'Top affiliates' }).locator('xpath=..').textContent(),
+    /Star Seller \$250\.00 from 1 conversions/,
+  );
 });
 
 t.test('keyboard: the skip link and the navigation work without a mouse, with a visible focus', async (t) => {
@@ -72,7 +103,8 @@ t.test('keyboard: the skip link and the navigation work without a mouse, with a 
   const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
   t.equal(outline, 'solid', 'the focus is visible');
   let guard = 0;
-  while ((await page.evaluate('document.activeElement.textContent')) !== 'Webhooks' && guard++ < 20) await page.keyboard.press('Tab');
+  while ((await page.evaluate('document.activeElement.textContent')) !== 'Webhooks' && guard++ < 20)
+    await page.keyboard.press('Tab');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
   t.equal(await page.evaluate('document.activeElement.tagName'), 'H1', 'focus moves to the new page’s heading');
@@ -92,8 +124,16 @@ t.test('Settings: programme, a commission rule, a tier and a user, saved as the 
   await page.getByLabel('Amount', { exact: true }).fill('5.00');
   await page.getByRole('button', { name: 'Add rule' }).click();
   await page.getByRole('button', { name: 'Remove the rule for signup' }).waitFor();
-  const [row] = await platform.sql<{ settings: Record<string, unknown> }[]>`select settings from merchants where id = ${m.id}`;
-  t.match(row!.settings, { default_rate: 0.15, level_rates: [0.1, 0.05], hold_days: 14, landing_url: 'https://shop.example.com/', commission_rules: { signup: { kind: 'flat', amount: '5.00' } } });
+  const [row] = await platform.sql<
+    { settings: Record<string, unknown> }[]
+  >`select settings from merchants where id = ${m.id}`;
+  t.match(row!.settings, {
+    default_rate: 0.15,
+    level_rates: [0.1, 0.05],
+    hold_days: 14,
+    landing_url: 'https://shop.example.com/',
+    commission_rules: { signup: { kind: 'flat', amount: '5.00' } },
+  });
 
   // The same schema as the services': a landing URL that is not http(s) is refused by the server, in words.
   await page.getByLabel('Landing URL').fill('ftp://files.example.com/');
@@ -115,5 +155,9 @@ t.test('Settings: programme, a commission rule, a tier and a user, saved as the 
     body: JSON.stringify({ email: 'teammate@example.com', password: 'another long password' }),
   });
   t.equal(signed.status, 201, 'the new user signs in');
-  t.same(consoleErrors.filter((e) => !e.includes('status of 400')), [], 'no console error besides the refused value');
+  t.same(
+    consoleErrors.filter((e) => !e.includes('status of 400')),
+    [],
+    'no console error besides the refused value',
+  );
 });

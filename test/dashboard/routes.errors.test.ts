@@ -8,7 +8,13 @@ const scale = await dashboardMerchant(platform, 'scale');
 const session = await signInHttp(base, scale.email);
 const call = (method: string, path: string, body?: unknown) => sessionRequest(base, session, method, path, body);
 
-const refused = (t: Test, res: Awaited<ReturnType<typeof call>>, status: number, code: string, details?: { path: string }[]) => {
+const refused = (
+  t: Test,
+  res: Awaited<ReturnType<typeof call>>,
+  status: number,
+  code: string,
+  details?: { path: string }[],
+) => {
   t.equal(res.status, status);
   t.equal(res.body.error.code, code);
   t.equal(res.body.error.request_id, res.headers.get('x-request-id'));
@@ -17,21 +23,41 @@ const refused = (t: Test, res: Awaited<ReturnType<typeof call>>, status: number,
 
 t.test('keys: scopes and rate limits are checked', async (t) => {
   refused(t, await call('POST', '/dashboard/api/keys', { scopes: [] }), 400, 'INVALID_INPUT', [{ path: 'scopes' }]);
-  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['admin'] }), 400, 'INVALID_INPUT', [{ path: 'scopes[0]' }]);
-  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['read', 'read'] }), 400, 'INVALID_INPUT', [{ path: 'scopes' }]);
-  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['read'], rate_limit_per_min: 59 }), 400, 'INVALID_INPUT', [{ path: 'rate_limit_per_min' }]);
-  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['read'], extra: 1 }), 400, 'INVALID_INPUT', [{ path: 'extra' }]);
+  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['admin'] }), 400, 'INVALID_INPUT', [
+    { path: 'scopes[0]' },
+  ]);
+  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['read', 'read'] }), 400, 'INVALID_INPUT', [
+    { path: 'scopes' },
+  ]);
+  refused(
+    t,
+    await call('POST', '/dashboard/api/keys', { scopes: ['read'], rate_limit_per_min: 59 }),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'rate_limit_per_min' }],
+  );
+  refused(t, await call('POST', '/dashboard/api/keys', { scopes: ['read'], extra: 1 }), 400, 'INVALID_INPUT', [
+    { path: 'extra' },
+  ]);
   const created = await call('POST', '/dashboard/api/keys', { scopes: ['read'], rate_limit_per_min: 120 });
   t.equal(created.status, 201, 'scale sets a rate limit');
   t.equal(created.body.rate_limit_per_min, 120);
   const growth = await dashboardMerchant(platform, 'growth');
   const growthSession = await signInHttp(base, growth.email);
-  const limited = await sessionRequest(base, growthSession, 'POST', '/dashboard/api/keys', { scopes: ['read'], rate_limit_per_min: 120 });
+  const limited = await sessionRequest(base, growthSession, 'POST', '/dashboard/api/keys', {
+    scopes: ['read'],
+    rate_limit_per_min: 120,
+  });
   refused(t, limited, 402, 'PLAN_REQUIRED');
   refused(t, await call('POST', '/dashboard/api/keys/key_nope/revoke'), 404, 'NOT_FOUND');
   refused(t, await call('GET', '/dashboard/api/keys/%E0%A4%A/audit'), 404, 'NOT_FOUND');
   await call('POST', `/dashboard/api/keys/${created.body.id}/revoke`);
-  refused(t, await call('PATCH', `/dashboard/api/keys/${created.body.id}`, { rate_limit_per_min: 300 }), 409, 'CONFLICT');
+  refused(
+    t,
+    await call('PATCH', `/dashboard/api/keys/${created.body.id}`, { rate_limit_per_min: 300 }),
+    409,
+    'CONFLICT',
+  );
 });
 
 t.test('bodies: not JSON, malformed JSON, too large', async (t) => {
@@ -43,7 +69,11 @@ t.test('bodies: not JSON, malformed JSON, too large', async (t) => {
   t.equal(res.status, 415);
   const bad = await fetch(`${base}/dashboard/api/keys`, {
     method: 'POST',
-    headers: { cookie: `dash_session=${session.cookie}`, 'x-csrf-token': session.csrf!, 'content-type': 'application/json' },
+    headers: {
+      cookie: `dash_session=${session.cookie}`,
+      'x-csrf-token': session.csrf!,
+      'content-type': 'application/json',
+    },
     body: '{"scopes":',
   });
   t.equal(bad.status, 400);
@@ -54,27 +84,91 @@ t.test('bodies: not JSON, malformed JSON, too large', async (t) => {
 
 t.test('settings, tiers and users: the services’ schema, duplicates', async (t) => {
   refused(t, await call('PATCH', '/dashboard/api/settings', {}), 400, 'INVALID_INPUT');
-  refused(t, await call('PATCH', '/dashboard/api/settings', { default_rate: 1.5 }), 400, 'INVALID_INPUT', [{ path: 'default_rate' }]);
-  refused(t, await call('PATCH', '/dashboard/api/settings', { level_rates: [0.1, 0.1, 0.1, 0.1, 0.1, 0.1] }), 400, 'INVALID_INPUT', [{ path: 'level_rates' }]);
-  refused(t, await call('PATCH', '/dashboard/api/settings', { commission_rules: { signup: { kind: 'flat', amount: '5.123456' } } }), 400, 'INVALID_INPUT');
+  refused(t, await call('PATCH', '/dashboard/api/settings', { default_rate: 1.5 }), 400, 'INVALID_INPUT', [
+    { path: 'default_rate' },
+  ]);
+  refused(
+    t,
+    await call('PATCH', '/dashboard/api/settings', { level_rates: [0.1, 0.1, 0.1, 0.1, 0.1, 0.1] }),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'level_rates' }],
+  );
+  refused(
+    t,
+    await call('PATCH', '/dashboard/api/settings', {
+      commission_rules: { signup: { kind: 'flat', amount: '5.123456' } },
+    }),
+    400,
+    'INVALID_INPUT',
+  );
   refused(t, await call('PATCH', '/dashboard/api/settings', { nope: 1 }), 400, 'INVALID_INPUT', [{ path: 'nope' }]);
   const ok = await call('PATCH', '/dashboard/api/settings', { hold_days: 7 });
   t.equal(ok.status, 200);
   t.equal(ok.body.hold_days, 7);
   t.equal(ok.body.default_rate, 0.1, 'the rest keeps its value (the default)');
-  refused(t, await call('POST', '/dashboard/api/tiers', { name: '', rate: 0.1, threshold: 0 }), 400, 'INVALID_INPUT', [{ path: 'name' }]);
-  refused(t, await call('POST', '/dashboard/api/tiers', { name: 'Gold', rate: 2, threshold: 0 }), 400, 'INVALID_INPUT', [{ path: 'rate' }]);
-  refused(t, await call('POST', '/dashboard/api/users', { email: scale.email, password: 'long enough pw' }), 409, 'CONFLICT');
-  refused(t, await call('POST', '/dashboard/api/users', { email: 'x@example.com', password: 'short' }), 400, 'INVALID_INPUT', [{ path: 'password' }]);
+  refused(t, await call('POST', '/dashboard/api/tiers', { name: '', rate: 0.1, threshold: 0 }), 400, 'INVALID_INPUT', [
+    { path: 'name' },
+  ]);
+  refused(
+    t,
+    await call('POST', '/dashboard/api/tiers', { name: 'Gold', rate: 2, threshold: 0 }),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'rate' }],
+  );
+  refused(
+    t,
+    await call('POST', '/dashboard/api/users', { email: scale.email, password: 'long enough pw' }),
+    409,
+    'CONFLICT',
+  );
+  refused(
+    t,
+    await call('POST', '/dashboard/api/users', { email: 'x@example.com', password: 'short' }),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'password' }],
+  );
 });
 
 t.test('webhook routes: wrong password, unknown endpoint, bad range', async (t) => {
-  refused(t, await call('POST', '/dashboard/api/webhook_endpoints/we_nope/reveal_secret', { password: 'correct horse battery' }), 404, 'NOT_FOUND');
-  refused(t, await call('POST', '/dashboard/api/webhook_endpoints/we_nope/reveal_secret', { password: 'wrong' }), 403, 'FORBIDDEN');
+  refused(
+    t,
+    await call('POST', '/dashboard/api/webhook_endpoints/we_nope/reveal_secret', { password: 'correct horse battery' }),
+    404,
+    'NOT_FOUND',
+  );
+  refused(
+    t,
+    await call('POST', '/dashboard/api/webhook_endpoints/we_nope/reveal_secret', { password: 'wrong' }),
+    403,
+    'FORBIDDEN',
+  );
   const since = new Date().toISOString();
-  refused(t, await call('GET', `/dashboard/api/webhook_endpoints/we_nope/replay_count?since=${since}&until=${since}`), 400, 'INVALID_INPUT', [{ path: 'until' }]);
-  refused(t, await call('GET', '/dashboard/api/webhook_endpoints/we_nope/replay_count?since=yesterday&until=now'), 400, 'INVALID_INPUT', [{ path: 'since' }]);
+  refused(
+    t,
+    await call('GET', `/dashboard/api/webhook_endpoints/we_nope/replay_count?since=${since}&until=${since}`),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'until' }],
+  );
+  refused(
+    t,
+    await call('GET', '/dashboard/api/webhook_endpoints/we_nope/replay_count?since=yesterday&until=now'),
+    400,
+    'INVALID_INPUT',
+    [{ path: 'since' }],
+  );
   const until = new Date(Date.now() + 1000).toISOString();
-  refused(t, await call('GET', `/dashboard/api/webhook_endpoints/we_nope/replay_count?since=${since}&until=${until}`), 404, 'NOT_FOUND');
-  t.notOk(platform.logs.some((l) => l.includes('"level":"error"')), 'nothing logged as an error: no 500 path was taken');
+  refused(
+    t,
+    await call('GET', `/dashboard/api/webhook_endpoints/we_nope/replay_count?since=${since}&until=${until}`),
+    404,
+    'NOT_FOUND',
+  );
+  t.notOk(
+    platform.logs.some((l) => l.includes('"level":"error"')),
+    'nothing logged as an error: no 500 path was taken',
+  );
 });

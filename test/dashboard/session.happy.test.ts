@@ -5,17 +5,27 @@ import { dashboardMerchant, sessionRequest, signInHttp, startDashboardPlatform }
 const { platform } = await startDashboardPlatform(t);
 const base = platform.baseUrl;
 
-t.test('signing in sets an HttpOnly, Secure (outside development), SameSite=Strict session cookie and answers the session', async (t) => {
-  const m = await dashboardMerchant(platform, 'starter');
-  const signed = await signInHttp(base, m.email.toUpperCase());
-  t.equal(signed.status, 201);
-  t.match(signed.setCookie, /^dash_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Strict$/);
-  t.match(signed.body, { user: { email: m.email }, merchant: { id: m.id, plan: 'starter' }, csrf_token: /^[A-Za-z0-9_-]{43}$/ });
-  const session = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
-  t.equal(session.status, 200);
-  t.same(session.body, { session: signed.body }, 'the same session, csrf token included');
-  t.equal(session.headers.get('cache-control'), 'no-store');
-});
+t.test(
+  'signing in sets an HttpOnly, Secure (outside development), SameSite=Strict session cookie and answers the session',
+  async (t) => {
+    const m = await dashboardMerchant(platform, 'starter');
+    const signed = await signInHttp(base, m.email.toUpperCase());
+    t.equal(signed.status, 201);
+    t.match(
+      signed.setCookie,
+      /^dash_session=[A-Za-z0-9_-]{43}; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Strict$/,
+    );
+    t.match(signed.body, {
+      user: { email: m.email },
+      merchant: { id: m.id, plan: 'starter' },
+      csrf_token: /^[A-Za-z0-9_-]{43}$/,
+    });
+    const session = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
+    t.equal(session.status, 200);
+    t.same(session.body, { session: signed.body }, 'the same session, csrf token included');
+    t.equal(session.headers.get('cache-control'), 'no-store');
+  },
+);
 
 t.test('a session calls the public API for its merchant on every plan, without a key', async (t) => {
   const starter = await dashboardMerchant(platform, 'free');
@@ -25,7 +35,10 @@ t.test('a session calls the public API for its merchant on every plan, without a
   t.equal(created.body.email, 'jane@example.com');
   const list = await sessionRequest(base, signed, 'GET', '/api/v1/affiliates');
   t.equal(list.status, 200);
-  t.same(list.body.data.map((a: { id: string }) => a.id), [created.body.id]);
+  t.same(
+    list.body.data.map((a: { id: string }) => a.id),
+    [created.body.id],
+  );
   const stored = await platform.sql`select merchant_id from affiliates where id = ${created.body.id}`;
   t.equal(stored[0]!['merchant_id'], starter.id, 'stored for the session’s merchant');
 });
@@ -35,7 +48,10 @@ t.test('signing out ends the session: the old cookie gets 401 everywhere', async
   const signed = await signInHttp(base, m.email);
   const out = await sessionRequest(base, signed, 'DELETE', '/dashboard/api/session');
   t.equal(out.status, 204);
-  t.match(out.headers.get('set-cookie'), /^dash_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict$/);
+  t.match(
+    out.headers.get('set-cookie'),
+    /^dash_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Strict$/,
+  );
   for (const path of ['/api/v1/affiliates', '/dashboard/api/keys']) {
     const again = await sessionRequest(base, signed, 'GET', path);
     t.equal(again.status, 401, path);
@@ -43,7 +59,10 @@ t.test('signing out ends the session: the old cookie gets 401 everywhere', async
   }
   const current = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
   t.same(current.body, { session: null }, 'the app’s first look finds no session');
-  t.same(await platform.sql`select 1 from dashboard_sessions where user_id in (select id from dashboard_users where email = ${m.email})`, []);
+  t.same(
+    await platform.sql`select 1 from dashboard_sessions where user_id in (select id from dashboard_users where email = ${m.email})`,
+    [],
+  );
 });
 
 t.test('the dashboard’s OpenAPI document describes its routes', async (t) => {

@@ -15,20 +15,35 @@ t.test('a state-changing call without the CSRF token is refused with 403, and ch
   ];
   for (const [method, path, body] of calls) {
     for (const csrf of [undefined, 'x'.repeat(43), signed.csrf!.slice(0, -1)]) {
-      const res = await sessionRequest(base, { cookie: signed.cookie, csrf }, method, path, body, { csrf: csrf !== undefined });
+      const res = await sessionRequest(base, { cookie: signed.cookie, csrf }, method, path, body, {
+        csrf: csrf !== undefined,
+      });
       t.equal(res.status, 403, `${method} ${path} with ${csrf === undefined ? 'no' : 'a wrong'} token`);
       t.same(res.body, {
-        error: { code: 'FORBIDDEN', message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session', request_id: res.headers.get('x-request-id') },
+        error: {
+          code: 'FORBIDDEN',
+          message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session',
+          request_id: res.headers.get('x-request-id'),
+        },
       });
     }
   }
   t.same(await platform.sql`select 1 from affiliates where merchant_id = ${m.id}`, [], 'no affiliate was made');
-  t.same(await platform.sql`select 1 from api_keys where merchant_id = ${m.id} and id not in (select key_id from api_key_audit where actor = 'operator')`, []);
+  t.same(
+    await platform.sql`select 1 from api_keys where merchant_id = ${m.id} and id not in (select key_id from api_key_audit where actor = 'operator')`,
+    [],
+  );
   const still = await sessionRequest(base, signed, 'GET', '/dashboard/api/session');
   t.equal(still.body.session.user.email, m.email, 'the session was not ended');
   const other = await dashboardMerchant(platform);
   const otherSession = await signInHttp(base, other.email);
-  const crossed = await sessionRequest(base, { cookie: signed.cookie, csrf: otherSession.csrf }, 'POST', '/api/v1/affiliates', { email: 'x@example.com' });
+  const crossed = await sessionRequest(
+    base,
+    { cookie: signed.cookie, csrf: otherSession.csrf },
+    'POST',
+    '/api/v1/affiliates',
+    { email: 'x@example.com' },
+  );
   t.equal(crossed.status, 403, 'another session’s token does not fit');
 });
 
@@ -51,10 +66,17 @@ t.test('sessions last eight hours', async (t) => {
 
 t.test('wrong passwords and unknown accounts get the same 401 and no cookie', async (t) => {
   const m = await dashboardMerchant(platform);
-  for (const [email, password] of [[m.email, 'wrong password'], ['nobody@example.com', 'whatever']]) {
+  for (const [email, password] of [
+    [m.email, 'wrong password'],
+    ['nobody@example.com', 'whatever'],
+  ]) {
     const res = await signInHttp(base, email!, password!);
     t.equal(res.status, 401);
-    t.same(res.body.error, { code: 'UNAUTHORIZED', message: 'The e-mail or the password is not right', request_id: res.headers.get('x-request-id') });
+    t.same(res.body.error, {
+      code: 'UNAUTHORIZED',
+      message: 'The e-mail or the password is not right',
+      request_id: res.headers.get('x-request-id'),
+    });
     t.equal(res.setCookie, null);
   }
   const bad = await signInHttp(base, '', '');
@@ -75,7 +97,9 @@ t.test('failed sign-ins are limited per account: the sixth is refused even with 
 });
 
 t.test('failed sign-ins are limited per client IP across accounts', async (t) => {
-  const before = await platform.sql<{ count: number }[]>`select count from dashboard_signin_failures where subject = 'ip:127.0.0.1'`;
+  const before = await platform.sql<
+    { count: number }[]
+  >`select count from dashboard_signin_failures where subject = 'ip:127.0.0.1'`;
   const used = before[0]?.count ?? 0;
   for (let i = used; i < 50; i++) await signInHttp(base, `guess${i}@example.com`, 'nope');
   const m = await dashboardMerchant(platform);
@@ -118,7 +142,10 @@ t.test('a forged or malformed cookie is 401, and the cookie value is never store
   const signed = await signInHttp(base, m.email);
   const rows = await platform.sql`select token_hash::text as h from dashboard_sessions`;
   t.notOk(JSON.stringify(rows).includes(signed.cookie!), 'only a hash is stored');
-  t.notOk(platform.logs.some((l) => l.includes(signed.cookie!) || l.includes('correct horse')), 'no cookie or password in the logs');
+  t.notOk(
+    platform.logs.some((l) => l.includes(signed.cookie!) || l.includes('correct horse')),
+    'no cookie or password in the logs',
+  );
 });
 
 t.test('a bearer key wins over a cookie, and a key cannot reach the dashboard’s own API', async (t) => {

@@ -1,5 +1,12 @@
 import t from 'tap';
-import { dashboardMerchant, launchBrowser, openPage, seriousViolations, signInBrowser, startDashboardPlatform } from '../helpers/dashboard.ts';
+import {
+  dashboardMerchant,
+  launchBrowser,
+  openPage,
+  seriousViolations,
+  signInBrowser,
+  startDashboardPlatform,
+} from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
@@ -41,14 +48,20 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
   await refreshUntil(page, () => log.getByText('HTTP 200').count());
   const item = log.locator('li.delivery').first();
   t.match(await item.textContent(), /commission\.approved.*succeeded/);
-  t.match(await item.getByRole('row').nth(1).textContent(), /HTTP 200\d+ msthanks/, 'the attempt: status, duration, response excerpt');
+  t.match(
+    await item.getByRole('row').nth(1).textContent(),
+    /HTTP 200\d+ msthanks/,
+    'the attempt: status, duration, response excerpt',
+  );
   t.same(await seriousViolations(page), [], 'axe: an endpoint with its log');
 
   // 500 then 200: the log shows the retry.
   mode = 'fail-first';
   await page.getByRole('button', { name: 'Send test event' }).click();
   await refreshUntil(page, () => log.getByText('HTTP 500').count());
-  await refreshUntil(page, async () => ((await log.locator('li.delivery').first().getByText('HTTP 200').count()) === 1 ? 1 : 0));
+  await refreshUntil(page, async () =>
+    (await log.locator('li.delivery').first().getByText('HTTP 200').count()) === 1 ? 1 : 0,
+  );
   const retried = await log.locator('li.delivery').first().getByRole('row').allTextContents();
   t.equal(retried.length, 3, 'two attempts');
   t.match(retried[1], /^.*HTTP 500/, 'first 500');
@@ -60,7 +73,9 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
   await refreshUntil(page, () => log.locator('li.delivery').first().getByText('dead lettered').count());
   const dead = log.locator('li.delivery').first();
   const deadId = (await dead.getAttribute('data-delivery'))!;
-  const [row] = await platform.sql<{ message_id: string }[]>`select message_id from webhook_deliveries where id = ${deadId}`;
+  const [row] = await platform.sql<
+    { message_id: string }[]
+  >`select message_id from webhook_deliveries where id = ${deadId}`;
   const messageId = row!.message_id;
   mode = 'ok';
   const before = receiver.received.length;
@@ -75,10 +90,16 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
     await page.getByRole('button', { name: 'Send test event' }).click();
     await page.getByText(/A sample commission\.approved event is on its way/).waitFor();
   }
-  await eventually(async () => {
-    const [row] = await platform.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} and status = 'dead_lettered'`;
-    return row!.n === 2 ? true : undefined;
-  }, 5000, 'two dead letters');
+  await eventually(
+    async () => {
+      const [row] = await platform.sql<
+        { n: number }[]
+      >`select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} and status = 'dead_lettered'`;
+      return row!.n === 2 ? true : undefined;
+    },
+    5000,
+    'two dead letters',
+  );
   mode = 'ok';
   const bulk = page.getByRole('form', { name: 'Bulk replay' });
   const local = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
@@ -89,7 +110,11 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
   const beforeBulk = receiver.received.length;
   await bulk.getByRole('button', { name: 'Replay 2' }).click();
   await bulk.getByText('2 deliveries scheduled again.').waitFor();
-  await eventually(async () => (receiver.received.length === beforeBulk + 2 ? true : undefined), 5000, 'the bulk replay');
+  await eventually(
+    async () => (receiver.received.length === beforeBulk + 2 ? true : undefined),
+    5000,
+    'the bulk replay',
+  );
 
   // Settings: event types and threshold saved, disabled and enabled again, through the API's update operation.
   await page.getByRole('group', { name: 'Events sent to this endpoint' }).getByLabel('affiliate.created').uncheck();
@@ -99,7 +124,10 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
   await page.getByRole('button', { name: 'Disable endpoint' }).click();
   await page.getByRole('button', { name: 'Enable endpoint' }).waitFor();
   // A starter merchant has no working key: the stored row is read instead.
-  const stored = async () => (await platform.sql`select enabled, disabled_reason, failure_threshold, event_types from webhook_endpoints where id = ${endpointId}`)[0]!;
+  const stored = async () =>
+    (
+      await platform.sql`select enabled, disabled_reason, failure_threshold, event_types from webhook_endpoints where id = ${endpointId}`
+    )[0]!;
   t.match(await stored(), { enabled: false, disabled_reason: 'manual', failure_threshold: 7 });
   await page.getByRole('button', { name: 'Enable endpoint' }).click();
   await page.getByRole('button', { name: 'Disable endpoint' }).waitFor();
@@ -131,7 +159,11 @@ t.test('the secret is revealed after the password, and a wrong password reveals 
   await page.getByText('The new secret').waitFor();
   t.not(await page.getByTestId('webhook-secret').textContent(), secret, 'a new secret');
   t.same(await seriousViolations(page), [], 'axe at 390 px');
-  t.same(consoleErrors.filter((e) => !e.includes('status of 403')), [], 'no console error but the refused password');
+  t.same(
+    consoleErrors.filter((e) => !e.includes('status of 403')),
+    [],
+    'no console error but the refused password',
+  );
 });
 
 t.test('another merchant’s endpoint id in the URL shows "not found"', async (t) => {
@@ -148,10 +180,14 @@ t.test('another merchant’s endpoint id in the URL shows "not found"', async (t
 
 /** Presses "Refresh log" until `count` is above zero (deliveries are attempted in the background). */
 async function refreshUntil(page: import('playwright-core').Page, count: () => Promise<number>) {
-  await eventually(async () => {
-    if ((await count()) > 0) return true;
-    await page.getByRole('button', { name: 'Refresh log' }).click();
-    await page.waitForTimeout(100);
-    return undefined;
-  }, 8000, 'the log to show it');
+  await eventually(
+    async () => {
+      if ((await count()) > 0) return true;
+      await page.getByRole('button', { name: 'Refresh log' }).click();
+      await page.waitForTimeout(100);
+      return undefined;
+    },
+    8000,
+    'the log to show it',
+  );
 }

@@ -16,7 +16,11 @@ t.setTimeout(150_000);
 
 type Container = {
   command: string[];
-  env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } } }[];
+  env: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef: { name: string; key: string; optional?: boolean } };
+  }[];
   readinessProbe: { httpGet: { path: string; port: number } };
 };
 
@@ -29,7 +33,11 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
 
   // Ports of this test's own (in a cluster every pod has its own network; here the processes share loopback).
   const gatewayPort = await freePort();
-  const set: Record<string, string> = { 'gateway.port': String(gatewayPort), 'commonEnv.NATS_PREFIX': bus.prefix, 'commonEnv.LOG_LEVEL': 'warn' };
+  const set: Record<string, string> = {
+    'gateway.port': String(gatewayPort),
+    'commonEnv.NATS_PREFIX': bus.prefix,
+    'commonEnv.LOG_LEVEL': 'warn',
+  };
   for (const service of SERVICES) set[`services.${service}.opsPort`] = String(await freePort());
   const objects = await renderChart(t, { valuesFiles: [join(CHART, 'ci/minimal-values.yaml')], set });
   const secret = objects.find((o) => o.kind === 'Secret')!;
@@ -53,7 +61,10 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
   // The pod's user: the processes run as it where this test may switch users (as root, like CI), so that the
   // layout, owned by root, is as read-only for them as the image's root filesystem.
   const asPodUser = (object: K8sObject) => {
-    const { runAsUser, runAsGroup } = object.spec.template.spec.securityContext as { runAsUser: number; runAsGroup: number };
+    const { runAsUser, runAsGroup } = object.spec.template.spec.securityContext as {
+      runAsUser: number;
+      runAsGroup: number;
+    };
     return process.getuid?.() === 0 ? { uid: runAsUser, gid: runAsGroup } : {};
   };
   const run = (object: K8sObject, container: Container) => {
@@ -61,7 +72,11 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
     t.equal(command, 'node', `${object.metadata.name} runs node`);
     // `env -i`: exactly the container's environment (the test runner would add its own NODE_OPTIONS otherwise).
     const env = Object.entries(environment(container)).map(([name, value]) => `${name}=${value}`);
-    const child = spawn('/usr/bin/env', ['-i', ...env, process.execPath, ...args], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], ...asPodUser(object) });
+    const child = spawn('/usr/bin/env', ['-i', ...env, process.execPath, ...args], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...asPodUser(object),
+    });
     const output: string[] = [];
     child.stdout!.on('data', (c: Buffer) => output.push(c.toString()));
     child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
@@ -89,7 +104,10 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
     const url = `http://127.0.0.1:${p.probe.httpGet.port}${p.probe.httpGet.path}`;
     let status = 0;
     for (let i = 0; i < 120 && status !== 200 && p.child.exitCode === null; i++) {
-      status = await fetch(url).then((r) => r.status, () => 0);
+      status = await fetch(url).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status !== 200) await sleep(250);
     }
     t.equal(status, 200, `${p.name}: its readiness probe answers 200\n${p.output.join('')}`);
@@ -109,19 +127,33 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
 
   const base = `http://127.0.0.1:${gatewayPort}/api/v1`;
   const headers = { authorization: `Bearer ${key['key']}`, 'content-type': 'application/json' };
-  const created = await fetch(`${base}/affiliates`, { method: 'POST', headers, body: JSON.stringify({ email: 'chart@example.com' }) });
+  const created = await fetch(`${base}/affiliates`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ email: 'chart@example.com' }),
+  });
   t.equal(created.status, 201, 'an affiliate is created through the gateway');
   const list = await fetch(`${base}/affiliates`, { headers });
   t.equal(list.status, 200, 'GET /api/v1/affiliates with the key answers 200');
   const body = (await list.json()) as { data: { email: string }[] };
-  t.same(body.data.map((a) => a.email), ['chart@example.com']);
+  t.same(
+    body.data.map((a) => a.email),
+    ['chart@example.com'],
+  );
   const anonymous = await fetch(`${base}/affiliates`);
   t.equal(anonymous.status, 401, 'and without a key 401');
 
   // Nothing in the layout is writable by the pod's user: what the services wrote, they wrote elsewhere.
   if (process.getuid?.() === 0) {
-    const probe = run(gateway, { ...gatewayContainer, command: ['node', '-e', `require('fs').writeFileSync(${JSON.stringify(join(app, 'probe'))}, 'x')`] });
-    t.not(await new Promise((resolve) => probe.child.once('exit', resolve)), 0, "the image's /app is read-only to its user");
+    const probe = run(gateway, {
+      ...gatewayContainer,
+      command: ['node', '-e', `require('fs').writeFileSync(${JSON.stringify(join(app, 'probe'))}, 'x')`],
+    });
+    t.not(
+      await new Promise((resolve) => probe.child.once('exit', resolve)),
+      0,
+      "the image's /app is read-only to its user",
+    );
   }
 
   // SIGTERM drains every service and each exits 0, as in a rolling update.

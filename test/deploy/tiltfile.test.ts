@@ -14,25 +14,40 @@ const code = tiltfile.replace(/#.*$/gm, '');
 const constant = (name: string) => new RegExp(`^${name} = '([^']+)'`, 'm').exec(code)?.[1];
 const APP = constant('APP')!;
 const RELEASE = constant('RELEASE')!;
-const devValues = parse(readFileSync(join(ROOT, 'deploy/dev/values.yaml'), 'utf8')) as { image: { repository: string }; gateway?: { port: number } };
+const devValues = parse(readFileSync(join(ROOT, 'deploy/dev/values.yaml'), 'utf8')) as {
+  image: { repository: string };
+  gateway?: { port: number };
+};
 
 t.test('every path the Tiltfile names exists', async (t) => {
   t.equal(APP, '.tilt/app', 'the layout goes to an ignored folder');
   t.match(readFileSync(join(ROOT, '.gitignore'), 'utf8'), /^\.tilt\/$/m);
-  const paths = [...code.matchAll(/'([^' ]+\/[^' ]*|package(-lock)?\.json|services|scripts)'/g)].map((m) => m[1]!).filter((p) => !p.startsWith('/') && !p.startsWith(APP));
+  const paths = [...code.matchAll(/'([^' ]+\/[^' ]*|package(-lock)?\.json|services|scripts)'/g)]
+    .map((m) => m[1]!)
+    .filter((p) => !p.startsWith('/') && !p.startsWith(APP));
   t.ok(paths.length >= 8, `${paths.length} paths`);
   for (const path of paths) t.ok(existsSync(join(ROOT, path)), `${path} exists`);
 });
 
 t.test('the image is built from the layout script, live-updated by syncing the bundles', async (t) => {
   t.match(code, `cmd='npm run -s image:layout -- ' + APP`);
-  t.match(code, new RegExp(`docker_build\\(\\s*'${devValues.image.repository}',\\s*APP,\\s*dockerfile='deploy/dev/Dockerfile'`), 'the image the dev values run');
+  t.match(
+    code,
+    new RegExp(`docker_build\\(\\s*'${devValues.image.repository}',\\s*APP,\\s*dockerfile='deploy/dev/Dockerfile'`),
+    'the image the dev values run',
+  );
   t.match(code, `sync(APP + '/dist', '/app/dist')`);
   const dockerfile = readFileSync(join(ROOT, 'deploy/dev/Dockerfile'), 'utf8');
-  const pinned = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['node']!;
+  const pinned = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  ).devDependencies['node']!;
   t.match(dockerfile, `ARG NODE_VERSION=${pinned}`);
   t.match(dockerfile, /^WORKDIR \/app$/m, 'the layout lands where the sync writes');
-  t.match(code, /local_resource\('tests', cmd='npm test', trigger_mode=TRIGGER_MODE_MANUAL/, 'the tests as a manual resource');
+  t.match(
+    code,
+    /local_resource\('tests', cmd='npm test', trigger_mode=TRIGGER_MODE_MANUAL/,
+    'the tests as a manual resource',
+  );
 });
 
 t.test("the resources the Tiltfile configures are the chart's and the dev manifests' workloads", async (t) => {
@@ -43,8 +58,11 @@ t.test("the resources the Tiltfile configures are the chart's and the dev manife
   const manifests = ['deploy/dev/postgres.yaml', 'deploy/dev/nats.yaml'].flatMap((file) =>
     parseAllDocuments(readFileSync(join(ROOT, file), 'utf8')).map((doc) => doc.toJS() as K8sObject),
   );
-  for (const object of [...chart, ...manifests]) await t.resolves(validateObject(object), `${object.kind} ${object.metadata.name} is valid`);
-  const workloads = [...chart, ...manifests].filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => o.metadata.name);
+  for (const object of [...chart, ...manifests])
+    await t.resolves(validateObject(object), `${object.kind} ${object.metadata.name} is valid`);
+  const workloads = [...chart, ...manifests]
+    .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
+    .map((o) => o.metadata.name);
   const configured = [...code.matchAll(/k8s_resource\('([^']+)'/g)].map((m) => m[1]!);
   t.same([...configured].sort(), [...workloads].sort(), 'one k8s_resource per workload, each of them real');
   const gatewayForward = /k8s_resource\('[a-z-]+-gateway', port_forwards=\['8080:(\d+)'/.exec(code)?.[1];
@@ -53,8 +71,16 @@ t.test("the resources the Tiltfile configures are the chart's and the dev manife
   t.equal(Number(gatewayForward), http.containerPort, "localhost:8080 forwards to the gateway's HTTP port");
   const command = gateway.spec.template.spec.containers[0].command as string[];
   t.ok(command.includes('--watch'), 'synced bundles restart the service');
-  t.equal(gateway.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem, false, 'the sync can write /app/dist');
-  const natsUrl = gateway.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'NATS_URL').value as string;
+  t.equal(
+    gateway.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem,
+    false,
+    'the sync can write /app/dist',
+  );
+  const natsUrl = gateway.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'NATS_URL')
+    .value as string;
   t.equal(natsUrl, 'nats://nats:4222', 'the dev NATS Service');
-  t.ok(manifests.some((o) => o.kind === 'Service' && o.metadata.name === 'nats'), 'which deploy/dev/nats.yaml makes');
+  t.ok(
+    manifests.some((o) => o.kind === 'Service' && o.metadata.name === 'nats'),
+    'which deploy/dev/nats.yaml makes',
+  );
 });

@@ -9,7 +9,13 @@ import { ROOT } from '../helpers/platform.ts';
 
 // The README's configuration table is the operator's reference: every variable a service reads must be in it.
 const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-const schemas = { gateway: GatewayEnv, affiliates: AffiliatesEnv, commissions: CommissionsEnv, events: EventsEnv, dispatcher: DispatcherEnv };
+const schemas = {
+  gateway: GatewayEnv,
+  affiliates: AffiliatesEnv,
+  commissions: CommissionsEnv,
+  events: EventsEnv,
+  dispatcher: DispatcherEnv,
+};
 
 for (const [service, schema] of Object.entries(schemas)) {
   t.test(`README documents every ${service} variable`, async (t) => {

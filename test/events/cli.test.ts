@@ -18,7 +18,11 @@ t.test('coupon create, list and delete; the coupon attributes events at once', a
   t.match(coupon, { id: /^cpn_[0-9a-z]{26}$/, code: 'Spring24', affiliate_id: jane.id });
   t.same(Object.keys(coupon).sort(), ['affiliate_id', 'code', 'created_at', 'id'], 'the API shape');
 
-  const event = await merchant.client.post('/api/v1/events', { event_type: 'purchase', external_id: 'cli_1', coupon: 'SPRING24' });
+  const event = await merchant.client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'cli_1',
+    coupon: 'SPRING24',
+  });
   t.match(event.body, { affiliate_id: jane.id, attributed_by: 'coupon' });
 
   const duplicate = await admin('coupon', 'create', merchant.id, '--affiliate', jane.id, '--code', 'spring24');

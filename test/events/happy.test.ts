@@ -2,7 +2,14 @@ import t from 'tap';
 import { Value } from '@sinclair/typebox/value';
 import { ConversionRecordedSchema } from '@platform/shared/catalogue';
 import { eventually } from '../helpers/platform.ts';
-import { clickReferralLink, conversionMessages, createAffiliate, createCoupon, setSettings, startWithEvents } from './setup.ts';
+import {
+  clickReferralLink,
+  conversionMessages,
+  createAffiliate,
+  createCoupon,
+  setSettings,
+  startWithEvents,
+} from './setup.ts';
 
 const { platform } = await startWithEvents(t);
 const { sql } = platform;
@@ -22,74 +29,114 @@ async function outboxRowsFor(eventId: string): Promise<number> {
   return row!.n;
 }
 
-t.test('a visit through a referral link, then an event with its cookie: attributed by cookie and published once', async (t) => {
-  const visitId = await clickReferralLink(platform.baseUrl, merchant.id, jane.slug);
-  t.match(visitId, /^vis_[0-9a-z]{26}$/);
-  const body = {
-    event_type: 'purchase',
-    external_id: 'order_1001',
-    cookie_id: visitId,
-    amount: 19.99,
-    currency: 'USD',
-    payload: { customer_email: 'buyer@example.com', items: 2 },
-  };
-  const res = await client.post('/api/v1/events', body);
-  t.equal(res.status, 201);
-  t.match(res.body.id, /^evt_[0-9a-z]{26}$/);
-  t.match(res.body.created_at, ISO_MS);
-  t.same(res.body, {
-    id: res.body.id,
-    event_type: 'purchase',
-    external_id: 'order_1001',
-    cookie_id: visitId,
-    coupon: null,
-    amount: 19.99,
-    currency: 'USD',
-    payload: { customer_email: 'buyer@example.com', items: 2 },
-    affiliate_id: jane.id,
-    attributed_by: 'cookie',
-    created_at: res.body.created_at,
-  });
+t.test(
+  'a visit through a referral link, then an event with its cookie: attributed by cookie and published once',
+  async (t) => {
+    const visitId = await clickReferralLink(platform.baseUrl, merchant.id, jane.slug);
+    t.match(visitId, /^vis_[0-9a-z]{26}$/);
+    const body = {
+      event_type: 'purchase',
+      external_id: 'order_1001',
+      cookie_id: visitId,
+      amount: 19.99,
+      currency: 'USD',
+      payload: { customer_email: 'buyer@example.com', items: 2 },
+    };
+    const res = await client.post('/api/v1/events', body);
+    t.equal(res.status, 201);
+    t.match(res.body.id, /^evt_[0-9a-z]{26}$/);
+    t.match(res.body.created_at, ISO_MS);
+    t.same(res.body, {
+      id: res.body.id,
+      event_type: 'purchase',
+      external_id: 'order_1001',
+      cookie_id: visitId,
+      coupon: null,
+      amount: 19.99,
+      currency: 'USD',
+      payload: { customer_email: 'buyer@example.com', items: 2 },
+      affiliate_id: jane.id,
+      attributed_by: 'cookie',
+      created_at: res.body.created_at,
+    });
 
-  // Stored as an exact NUMERIC, with the visit it came through. (That the outbox row is written in the same
-  // transaction is shown by errors.test.ts: when the outbox write fails, no event is stored.)
-  const [stored] = await sql<{ amount: string; visit_id: string }[]>`
+    // Stored as an exact NUMERIC, with the visit it came through. (That the outbox row is written in the same
+    // transaction is shown by errors.test.ts: when the outbox write fails, no event is stored.)
+    const [stored] = await sql<{ amount: string; visit_id: string }[]>`
     select e.amount::text as amount, e.visit_id from conversion_events e
     where e.merchant_id = ${merchant.id} and e.id = ${res.body.id}`;
-  t.same(stored, { amount: '19.99', visit_id: visitId });
-  t.equal(await outboxRowsFor(res.body.id), 1, 'one outbox row');
+    t.same(stored, { amount: '19.99', visit_id: visitId });
+    t.equal(await outboxRowsFor(res.body.id), 1, 'one outbox row');
 
-  const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id), 10_000, 'conversion.recorded on the stream');
-  t.equal(message.subject, `${platform.prefix}.conversion.recorded`);
-  t.equal(message.msgId, message.envelope.id, 'Nats-Msg-Id is the envelope id');
-  t.match(message.envelope, { id: /^msg_/, type: 'conversion.recorded', merchant_id: merchant.id, created_at: ISO_MS });
-  t.ok(Value.Check(ConversionRecordedSchema, message.envelope.data), 'data fits ConversionRecordedSchema');
-  const [visit] = await sql<{ ip_hash: string }[]>`select ip_hash from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
-  t.same(message.envelope.data, {
-    event_id: res.body.id,
-    event_type: 'purchase',
-    external_id: 'order_1001',
-    amount: '19.99',
-    currency: 'USD',
-    affiliate_id: jane.id,
-    attributed_by: 'cookie',
-    visit: { id: visitId, ip_hash: visit!.ip_hash, fingerprint: null },
-    customer_email: 'buyer@example.com',
-    created_at: res.body.created_at,
-  });
-});
+    const message = await eventually(
+      async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id),
+      10_000,
+      'conversion.recorded on the stream',
+    );
+    t.equal(message.subject, `${platform.prefix}.conversion.recorded`);
+    t.equal(message.msgId, message.envelope.id, 'Nats-Msg-Id is the envelope id');
+    t.match(message.envelope, {
+      id: /^msg_/,
+      type: 'conversion.recorded',
+      merchant_id: merchant.id,
+      created_at: ISO_MS,
+    });
+    t.ok(Value.Check(ConversionRecordedSchema, message.envelope.data), 'data fits ConversionRecordedSchema');
+    const [visit] = await sql<
+      { ip_hash: string }[]
+    >`select ip_hash from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
+    t.same(message.envelope.data, {
+      event_id: res.body.id,
+      event_type: 'purchase',
+      external_id: 'order_1001',
+      amount: '19.99',
+      currency: 'USD',
+      affiliate_id: jane.id,
+      attributed_by: 'cookie',
+      visit: { id: visitId, ip_hash: visit!.ip_hash, fingerprint: null },
+      customer_email: 'buyer@example.com',
+      created_at: res.body.created_at,
+    });
+  },
+);
 
 t.test('a coupon alone attributes the event, matched case-insensitively', async (t) => {
-  const res = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_1002', coupon: 'jane10', amount: 5 });
+  const res = await client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'order_1002',
+    coupon: 'jane10',
+    amount: 5,
+  });
   t.equal(res.status, 201);
-  t.match(res.body, { coupon: 'jane10', cookie_id: null, affiliate_id: jane.id, attributed_by: 'coupon', amount: 5, currency: 'USD', payload: {} });
-  const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id));
-  t.match(message.envelope.data, { attributed_by: 'coupon', affiliate_id: jane.id, visit: null, customer_email: null, amount: '5' });
+  t.match(res.body, {
+    coupon: 'jane10',
+    cookie_id: null,
+    affiliate_id: jane.id,
+    attributed_by: 'coupon',
+    amount: 5,
+    currency: 'USD',
+    payload: {},
+  });
+  const message = await eventually(async () =>
+    (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id),
+  );
+  t.match(message.envelope.data, {
+    attributed_by: 'coupon',
+    affiliate_id: jane.id,
+    visit: null,
+    customer_email: null,
+    amount: '5',
+  });
 });
 
 t.test("the cookie wins when both the cookie and another affiliate's coupon match", async (t) => {
   const visitId = await clickReferralLink(platform.baseUrl, merchant.id, jane.slug);
-  const res = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_1003', cookie_id: visitId, coupon: 'MAX-5' });
+  const res = await client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'order_1003',
+    cookie_id: visitId,
+    coupon: 'MAX-5',
+  });
   t.equal(res.status, 201);
   t.match(res.body, { affiliate_id: jane.id, attributed_by: 'cookie', coupon: 'MAX-5' });
 });
@@ -103,33 +150,57 @@ t.test('an event that matches nothing is still stored and published, without an 
   });
   t.equal(res.status, 201);
   t.match(res.body, { affiliate_id: null, attributed_by: null, amount: 0 });
-  const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id));
+  const message = await eventually(async () =>
+    (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id),
+  );
   t.match(message.envelope.data, { affiliate_id: null, attributed_by: null, visit: null, amount: '0' });
 });
 
-t.test('a visit older than the attribution window does not attribute; the window is the merchant setting', async (t) => {
-  const old = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
-  await sql`update visits set created_at = now() - interval '61 days' where merchant_id = ${merchant.id} and id = ${old}`;
-  const expired = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_2001', cookie_id: old });
-  t.equal(expired.status, 201);
-  t.match(expired.body, { affiliate_id: null, attributed_by: null }, 'default window of 60 days has passed');
-  const [row] = await sql<{ visit_id: string }[]>`select visit_id from conversion_events where merchant_id = ${merchant.id} and id = ${expired.body.id}`;
-  t.equal(row!.visit_id, old, 'the expired visit is still recorded as the one the cookie named');
+t.test(
+  'a visit older than the attribution window does not attribute; the window is the merchant setting',
+  async (t) => {
+    const old = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
+    await sql`update visits set created_at = now() - interval '61 days' where merchant_id = ${merchant.id} and id = ${old}`;
+    const expired = await client.post('/api/v1/events', {
+      event_type: 'purchase',
+      external_id: 'order_2001',
+      cookie_id: old,
+    });
+    t.equal(expired.status, 201);
+    t.match(expired.body, { affiliate_id: null, attributed_by: null }, 'default window of 60 days has passed');
+    const [row] = await sql<
+      { visit_id: string }[]
+    >`select visit_id from conversion_events where merchant_id = ${merchant.id} and id = ${expired.body.id}`;
+    t.equal(row!.visit_id, old, 'the expired visit is still recorded as the one the cookie named');
 
-  // With a cookie for an expired visit and a valid coupon, the coupon attributes.
-  const byCoupon = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_2002', cookie_id: old, coupon: 'jane10' });
-  t.match(byCoupon.body, { affiliate_id: jane.id, attributed_by: 'coupon' });
+    // With a cookie for an expired visit and a valid coupon, the coupon attributes.
+    const byCoupon = await client.post('/api/v1/events', {
+      event_type: 'purchase',
+      external_id: 'order_2002',
+      cookie_id: old,
+      coupon: 'jane10',
+    });
+    t.match(byCoupon.body, { affiliate_id: jane.id, attributed_by: 'coupon' });
 
-  const recent = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
-  await sql`update visits set created_at = now() - interval '6 days' where merchant_id = ${merchant.id} and id = ${recent}`;
-  await setSettings(sql, merchant.id, { attribution_window_days: 7 });
-  t.teardown(() => setSettings(sql, merchant.id, { attribution_window_days: 60 }));
-  const inside = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_2003', cookie_id: recent });
-  t.match(inside.body, { affiliate_id: max.id, attributed_by: 'cookie' }, '6 days old, window 7 days');
-  await sql`update visits set created_at = now() - interval '8 days' where merchant_id = ${merchant.id} and id = ${recent}`;
-  const outside = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_2004', cookie_id: recent });
-  t.match(outside.body, { affiliate_id: null, attributed_by: null }, '8 days old, window 7 days');
-});
+    const recent = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
+    await sql`update visits set created_at = now() - interval '6 days' where merchant_id = ${merchant.id} and id = ${recent}`;
+    await setSettings(sql, merchant.id, { attribution_window_days: 7 });
+    t.teardown(() => setSettings(sql, merchant.id, { attribution_window_days: 60 }));
+    const inside = await client.post('/api/v1/events', {
+      event_type: 'purchase',
+      external_id: 'order_2003',
+      cookie_id: recent,
+    });
+    t.match(inside.body, { affiliate_id: max.id, attributed_by: 'cookie' }, '6 days old, window 7 days');
+    await sql`update visits set created_at = now() - interval '8 days' where merchant_id = ${merchant.id} and id = ${recent}`;
+    const outside = await client.post('/api/v1/events', {
+      event_type: 'purchase',
+      external_id: 'order_2004',
+      cookie_id: recent,
+    });
+    t.match(outside.body, { affiliate_id: null, attributed_by: null }, '8 days old, window 7 days');
+  },
+);
 
 t.test('only an approved affiliate is credited: a suspended one falls through to the next method', async (t) => {
   const sam = await createAffiliate(client, 'sam@example.com');
@@ -137,19 +208,44 @@ t.test('only an approved affiliate is credited: a suspended one falls through to
   const visitId = await clickReferralLink(platform.baseUrl, merchant.id, sam.slug);
   const suspended = await client.patch(`/api/v1/affiliates/${sam.id}`, { status: 'suspended' });
   t.equal(suspended.status, 200);
-  const byCookie = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_3001', cookie_id: visitId });
+  const byCookie = await client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'order_3001',
+    cookie_id: visitId,
+  });
   t.match(byCookie.body, { affiliate_id: null, attributed_by: null });
-  const cookieThenCoupon = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_3002', cookie_id: visitId, coupon: 'JANE10' });
+  const cookieThenCoupon = await client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'order_3002',
+    cookie_id: visitId,
+    coupon: 'JANE10',
+  });
   t.match(cookieThenCoupon.body, { affiliate_id: jane.id, attributed_by: 'coupon' });
-  const byCoupon = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'order_3003', coupon: 'sam' });
+  const byCoupon = await client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'order_3003',
+    coupon: 'sam',
+  });
   t.match(byCoupon.body, { affiliate_id: null, attributed_by: null });
 });
 
 t.test('the same event again answers 200 with the stored record, whatever the order of its fields', async (t) => {
-  const body = { event_type: 'trial_started', external_id: 'sub_9', coupon: 'JANE10', amount: 0, payload: { plan: 'pro', seats: 3 } };
+  const body = {
+    event_type: 'trial_started',
+    external_id: 'sub_9',
+    coupon: 'JANE10',
+    amount: 0,
+    payload: { plan: 'pro', seats: 3 },
+  };
   const first = await client.post('/api/v1/events', body);
   t.equal(first.status, 201);
-  const again = await client.post('/api/v1/events', { payload: { seats: 3, plan: 'pro' }, amount: 0, coupon: 'JANE10', external_id: 'sub_9', event_type: 'trial_started' });
+  const again = await client.post('/api/v1/events', {
+    payload: { seats: 3, plan: 'pro' },
+    amount: 0,
+    coupon: 'JANE10',
+    external_id: 'sub_9',
+    event_type: 'trial_started',
+  });
   t.equal(again.status, 200);
   t.same(again.body, first.body);
   t.equal(await outboxRowsFor(first.body.id), 1, 'a replay publishes nothing');
@@ -178,36 +274,55 @@ t.test('50 concurrent identical events: one is recorded, all answer it, one outb
   t.equal(messages.length, 1, 'one message on the stream');
 });
 
-t.test('amounts are exact and currencies follow ISO 4217 minor units; the default is the merchant currency', async (t) => {
-  const euro = await platform.merchant();
-  await setSettings(sql, euro.id, { currency: 'EUR' });
-  const lena = await createAffiliate(euro.client, 'lena@example.com');
-  await createCoupon(euro.client, lena.id, 'LENA');
-  const cases: [Record<string, unknown>, number, string, string][] = [
-    [{}, 0, '0', 'EUR'],
-    [{ amount: 12.3 }, 12.3, '12.3', 'EUR'],
-    [{ amount: 500, currency: 'JPY' }, 500, '500', 'JPY'],
-    [{ amount: 1.234, currency: 'KWD' }, 1.234, '1.234', 'KWD'],
-    [{ amount: 0.1, currency: 'USD' }, 0.1, '0.1', 'USD'],
-    [{ amount: 999999999999.99, currency: 'USD' }, 999999999999.99, '999999999999.99', 'USD'],
-  ];
-  for (const [i, [extra, amount, text, currency]] of cases.entries()) {
-    const res = await euro.client.post('/api/v1/events', { event_type: 'purchase', external_id: `amt_${i}`, coupon: 'LENA', ...extra });
-    t.equal(res.status, 201, JSON.stringify(extra));
-    t.equal(res.body.amount, amount);
-    t.equal(res.body.currency, currency);
-    const [row] = await sql<{ amount: string }[]>`select amount::text as amount from conversion_events where merchant_id = ${euro.id} and id = ${res.body.id}`;
-    t.equal(row!.amount, text, `stored exactly as ${text}`);
-    const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id));
-    t.equal(message.envelope.data['amount'], text, 'published as exact decimal text');
-  }
-});
+t.test(
+  'amounts are exact and currencies follow ISO 4217 minor units; the default is the merchant currency',
+  async (t) => {
+    const euro = await platform.merchant();
+    await setSettings(sql, euro.id, { currency: 'EUR' });
+    const lena = await createAffiliate(euro.client, 'lena@example.com');
+    await createCoupon(euro.client, lena.id, 'LENA');
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [{}, 0, '0', 'EUR'],
+      [{ amount: 12.3 }, 12.3, '12.3', 'EUR'],
+      [{ amount: 500, currency: 'JPY' }, 500, '500', 'JPY'],
+      [{ amount: 1.234, currency: 'KWD' }, 1.234, '1.234', 'KWD'],
+      [{ amount: 0.1, currency: 'USD' }, 0.1, '0.1', 'USD'],
+      [{ amount: 999999999999.99, currency: 'USD' }, 999999999999.99, '999999999999.99', 'USD'],
+    ];
+    for (const [i, [extra, amount, text, currency]] of cases.entries()) {
+      const res = await euro.client.post('/api/v1/events', {
+        event_type: 'purchase',
+        external_id: `amt_${i}`,
+        coupon: 'LENA',
+        ...extra,
+      });
+      t.equal(res.status, 201, JSON.stringify(extra));
+      t.equal(res.body.amount, amount);
+      t.equal(res.body.currency, currency);
+      const [row] = await sql<
+        { amount: string }[]
+      >`select amount::text as amount from conversion_events where merchant_id = ${euro.id} and id = ${res.body.id}`;
+      t.equal(row!.amount, text, `stored exactly as ${text}`);
+      const message = await eventually(async () =>
+        (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id),
+      );
+      t.equal(message.envelope.data['amount'], text, 'published as exact decimal text');
+    }
+  },
+);
 
 t.test('a refund is stored and published like any other event', async (t) => {
-  const res = await client.post('/api/v1/events', { event_type: 'refund', external_id: 'order_1001', coupon: 'JANE10', amount: 19.99 });
+  const res = await client.post('/api/v1/events', {
+    event_type: 'refund',
+    external_id: 'order_1001',
+    coupon: 'JANE10',
+    amount: 19.99,
+  });
   t.equal(res.status, 201);
   t.match(res.body, { event_type: 'refund', external_id: 'order_1001' });
-  const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id));
+  const message = await eventually(async () =>
+    (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === res.body.id),
+  );
   t.match(message.envelope.data, { event_type: 'refund', external_id: 'order_1001', amount: '19.99' });
 });
 
@@ -218,28 +333,45 @@ t.test('coupons: create, list newest first with filter and cursor, delete', asyn
   const created = await shop.client.post('/api/v1/coupons', { code: 'Ann-Spring_24', affiliate_id: ann.id });
   t.equal(created.status, 201);
   t.match(created.body.id, /^cpn_[0-9a-z]{26}$/);
-  t.same(created.body, { id: created.body.id, code: 'Ann-Spring_24', affiliate_id: ann.id, created_at: created.body.created_at });
+  t.same(created.body, {
+    id: created.body.id,
+    code: 'Ann-Spring_24',
+    affiliate_id: ann.id,
+    created_at: created.body.created_at,
+  });
   t.match(created.body.created_at, ISO_MS);
   const second = await createCoupon(shop.client, ann.id, 'ANN2');
   const third = await createCoupon(shop.client, bob.id, 'BOB');
 
   const page1 = await shop.client.get('/api/v1/coupons?limit=2');
   t.equal(page1.status, 200);
-  t.same(page1.body.data.map((c: { id: string }) => c.id), [third.id, second.id]);
+  t.same(
+    page1.body.data.map((c: { id: string }) => c.id),
+    [third.id, second.id],
+  );
   t.type(page1.body.next_cursor, 'string');
   const page2 = await shop.client.get(`/api/v1/coupons?limit=2&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
-  t.same(page2.body.data.map((c: { id: string }) => c.id), [created.body.id]);
+  t.same(
+    page2.body.data.map((c: { id: string }) => c.id),
+    [created.body.id],
+  );
   t.equal(page2.body.next_cursor, null);
   t.same(page2.body.data[0], created.body);
 
   const anns = await shop.client.get(`/api/v1/coupons?affiliate_id=${ann.id}`);
-  t.same(anns.body.data.map((c: { id: string }) => c.id), [second.id, created.body.id]);
+  t.same(
+    anns.body.data.map((c: { id: string }) => c.id),
+    [second.id, created.body.id],
+  );
 
   const deleted = await shop.client.delete(`/api/v1/coupons/${second.id}`);
   t.equal(deleted.status, 204);
   t.equal(deleted.text, '');
   const after = await shop.client.get('/api/v1/coupons');
-  t.same(after.body.data.map((c: { id: string }) => c.id), [third.id, created.body.id]);
+  t.same(
+    after.body.data.map((c: { id: string }) => c.id),
+    [third.id, created.body.id],
+  );
   const again = await shop.client.delete(`/api/v1/coupons/${second.id}`);
   t.equal(again.status, 404);
   // The code is free again once deleted.

@@ -27,13 +27,21 @@ export async function setSettings(sql: Sql, merchantId: string, patch: Record<st
   await sql`update merchants set settings = settings || ${sql.json(patch as never)} where id = ${merchantId}`;
 }
 
-export async function createAffiliate(client: ApiClient, email: string, extra: Record<string, unknown> = {}): Promise<{ id: string; slug: string }> {
+export async function createAffiliate(
+  client: ApiClient,
+  email: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; slug: string }> {
   const res = await client.post('/api/v1/affiliates', { email, ...extra });
   if (res.status !== 201) throw new Error(`creating affiliate ${email}: ${res.status} ${res.text}`);
   return res.body;
 }
 
-export async function createCoupon(client: ApiClient, affiliateId: string, code: string): Promise<{ id: string; code: string }> {
+export async function createCoupon(
+  client: ApiClient,
+  affiliateId: string,
+  code: string,
+): Promise<{ id: string; code: string }> {
   const res = await client.post('/api/v1/coupons', { affiliate_id: affiliateId, code });
   if (res.status !== 201) throw new Error(`creating coupon ${code}: ${res.status} ${res.text}`);
   return res.body;
@@ -62,11 +70,19 @@ export function rawRequest(
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: url.pathname + url.search,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );
@@ -85,7 +101,12 @@ export function visitCookie(res: RawResponse): { value: string; attributes: stri
 }
 
 /** Follows /r/{merchant_id}/{slug} like a browser and answers the visit id its cookie carries. */
-export async function clickReferralLink(baseUrl: string, merchantId: string, slug: string, headers: Record<string, string> = {}): Promise<string> {
+export async function clickReferralLink(
+  baseUrl: string,
+  merchantId: string,
+  slug: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const res = await rawRequest(baseUrl, 'GET', `/r/${merchantId}/${slug}`, headers);
   if (res.status !== 302) throw new Error(`referral link answered ${res.status}: ${res.text}`);
   return visitCookie(res).value;

@@ -3,7 +3,15 @@ import { runInNewContext } from 'node:vm';
 import t from 'tap';
 import { checkAgainstOpenApi } from '../helpers/client.ts';
 import { eventually } from '../helpers/platform.ts';
-import { conversionMessages, createAffiliate, rawJson as json, rawRequest, setSettings, startWithEvents, visitCookie } from './setup.ts';
+import {
+  conversionMessages,
+  createAffiliate,
+  rawJson as json,
+  rawRequest,
+  setSettings,
+  startWithEvents,
+  visitCookie,
+} from './setup.ts';
 
 /**
  * Public referral tracking through the gateway: /r/… links, the tracking script and POST /t/visit. The gateway
@@ -13,7 +21,10 @@ const { platform, ipHashKey } = await startWithEvents(t, { env: { TRUST_PROXY: '
 const { sql, baseUrl } = platform;
 const merchant = await platform.merchant();
 const { client } = merchant;
-await setSettings(sql, merchant.id, { landing_url: 'https://shop.example.com/welcome?lang=en', tracking_host: 'go.shop.example' });
+await setSettings(sql, merchant.id, {
+  landing_url: 'https://shop.example.com/welcome?lang=en',
+  tracking_host: 'go.shop.example',
+});
 const jane = await createAffiliate(client, 'jane@example.com', { slug: 'jane' });
 const max = await createAffiliate(client, 'max@example.com', { slug: 'max' });
 const pending = await createAffiliate(client, 'pat@example.com', { slug: 'pat', status: 'pending' });
@@ -26,7 +37,10 @@ const visitCount = async (): Promise<number> => {
 };
 
 t.test('GET /r/{merchant_id}/{slug}: records the visit, sets the cookie, redirects with ?via=', async (t) => {
-  const res = await rawRequest(baseUrl, 'GET', `/r/${merchant.id}/jane`, { 'user-agent': 'Browser/1.0', 'x-forwarded-for': '203.0.113.9' });
+  const res = await rawRequest(baseUrl, 'GET', `/r/${merchant.id}/jane`, {
+    'user-agent': 'Browser/1.0',
+    'x-forwarded-for': '203.0.113.9',
+  });
   t.equal(res.status, 302);
   t.equal(res.headers['location'], 'https://shop.example.com/welcome?lang=en&via=jane');
   t.equal(res.headers['cache-control'], 'no-store');
@@ -72,7 +86,9 @@ t.test('the same browser clicking again keeps its visit; another affiliate’s l
   t.ok(maxAge <= WINDOW_60_DAYS && maxAge > WINDOW_60_DAYS - 60, `Max-Age is what is left of the window (${maxAge})`);
   t.equal(await visitCount(), before, 'no new visit');
 
-  const other = visitCookie(await rawRequest(baseUrl, 'GET', `/r/${merchant.id}/max`, { cookie: `_svc_sess=${first}` })).value;
+  const other = visitCookie(
+    await rawRequest(baseUrl, 'GET', `/r/${merchant.id}/max`, { cookie: `_svc_sess=${first}` }),
+  ).value;
   t.not(other, first, 'the last click wins');
   t.equal(await visitCount(), before + 1);
 });
@@ -81,7 +97,8 @@ t.test("GET /r/{slug} on the merchant's tracking host", async (t) => {
   const res = await rawRequest(baseUrl, 'GET', '/r/max', { host: 'Go.Shop.Example' });
   t.equal(res.status, 302);
   t.equal(res.headers['location'], 'https://shop.example.com/welcome?lang=en&via=max');
-  const [visit] = await sql`select affiliate_id from visits where merchant_id = ${merchant.id} and id = ${visitCookie(res).value}`;
+  const [visit] =
+    await sql`select affiliate_id from visits where merchant_id = ${merchant.id} and id = ${visitCookie(res).value}`;
   t.equal(visit!['affiliate_id'], max.id);
 
   const unknownHost = await rawRequest(baseUrl, 'GET', '/r/max', { host: 'elsewhere.example' });
@@ -116,7 +133,9 @@ t.test('links that name nothing are 404 with the error envelope, and record noth
   const bob = await createAffiliate(bare.client, 'bob@example.com');
   const noLanding = await rawRequest(baseUrl, 'GET', `/r/${bare.id}/${bob.slug}`);
   t.equal(noLanding.status, 404);
-  t.match(json(noLanding), { error: { code: 'NOT_FOUND', message: 'This referral link has no landing page configured' } });
+  t.match(json(noLanding), {
+    error: { code: 'NOT_FOUND', message: 'This referral link has no landing page configured' },
+  });
   t.equal(await visitCount(), before);
 });
 
@@ -130,7 +149,10 @@ t.test('GET /t/script.js is served for embedding on other sites', async (t) => {
 });
 
 /** Runs the tracking script as a browser page at `pageUrl` would, with the real fetch against the gateway. */
-async function runScript(pageUrl: string, existingCookie = ''): Promise<{ requests: string[]; cookieWrites: string[] }> {
+async function runScript(
+  pageUrl: string,
+  existingCookie = '',
+): Promise<{ requests: string[]; cookieWrites: string[] }> {
   const script = (await rawRequest(baseUrl, 'GET', '/t/script.js')).text;
   const requests: string[] = [];
   const cookieWrites: string[] = [];
@@ -159,30 +181,45 @@ async function runScript(pageUrl: string, existingCookie = ''): Promise<{ reques
   return { requests, cookieWrites };
 }
 
-t.test('the tracking script records the visit from ?via= and sets the first-party cookie; the event is then attributed', async (t) => {
-  const run = await runScript('https://shop.example.com/pricing?via=max&utm_source=blog');
-  const cookie = await eventually(async () => run.cookieWrites[0], 5000, 'the script to set its cookie');
-  t.equal(run.requests.length, 1);
-  t.match(run.requests[0], `POST ${baseUrl}/t/visit `);
-  const match = /^_svc_sess=(vis_[0-9a-z]{26}); Max-Age=(\d+); Path=\/; SameSite=Lax; Secure$/.exec(cookie);
-  t.ok(match, `cookie written: ${cookie}`);
-  const visitId = match![1]!;
-  t.equal(Number(match![2]), WINDOW_60_DAYS);
-  const [visit] = await sql`select affiliate_id, fingerprint, landing_url from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
-  t.same(visit, { affiliate_id: max.id, fingerprint: 'fp-7f3a', landing_url: 'https://shop.example.com/pricing?via=max&utm_source=blog' });
+t.test(
+  'the tracking script records the visit from ?via= and sets the first-party cookie; the event is then attributed',
+  async (t) => {
+    const run = await runScript('https://shop.example.com/pricing?via=max&utm_source=blog');
+    const cookie = await eventually(async () => run.cookieWrites[0], 5000, 'the script to set its cookie');
+    t.equal(run.requests.length, 1);
+    t.match(run.requests[0], `POST ${baseUrl}/t/visit `);
+    const match = /^_svc_sess=(vis_[0-9a-z]{26}); Max-Age=(\d+); Path=\/; SameSite=Lax; Secure$/.exec(cookie);
+    t.ok(match, `cookie written: ${cookie}`);
+    const visitId = match![1]!;
+    t.equal(Number(match![2]), WINDOW_60_DAYS);
+    const [visit] =
+      await sql`select affiliate_id, fingerprint, landing_url from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
+    t.same(visit, {
+      affiliate_id: max.id,
+      fingerprint: 'fp-7f3a',
+      landing_url: 'https://shop.example.com/pricing?via=max&utm_source=blog',
+    });
 
-  // A reload of the same page with the cookie set keeps the visit.
-  const reload = await runScript('https://shop.example.com/pricing?via=max', `_svc_sess=${visitId}`);
-  const kept = await eventually(async () => reload.cookieWrites[0], 5000, 'the reload to refresh its cookie');
-  t.match(kept, `_svc_sess=${visitId};`);
+    // A reload of the same page with the cookie set keeps the visit.
+    const reload = await runScript('https://shop.example.com/pricing?via=max', `_svc_sess=${visitId}`);
+    const kept = await eventually(async () => reload.cookieWrites[0], 5000, 'the reload to refresh its cookie');
+    t.match(kept, `_svc_sess=${visitId};`);
 
-  // The merchant's backend sends the cookie value with the order.
-  const event = await client.post('/api/v1/events', { event_type: 'purchase', external_id: 'script_order', cookie_id: visitId, amount: 30 });
-  t.equal(event.status, 201);
-  t.match(event.body, { affiliate_id: max.id, attributed_by: 'cookie' });
-  const message = await eventually(async () => (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === event.body.id));
-  t.match(message.envelope.data, { visit: { id: visitId, fingerprint: 'fp-7f3a', ip_hash: hashOf('127.0.0.1') } });
-});
+    // The merchant's backend sends the cookie value with the order.
+    const event = await client.post('/api/v1/events', {
+      event_type: 'purchase',
+      external_id: 'script_order',
+      cookie_id: visitId,
+      amount: 30,
+    });
+    t.equal(event.status, 201);
+    t.match(event.body, { affiliate_id: max.id, attributed_by: 'cookie' });
+    const message = await eventually(async () =>
+      (await conversionMessages(platform)).find((m) => m.envelope.data['event_id'] === event.body.id),
+    );
+    t.match(message.envelope.data, { visit: { id: visitId, fingerprint: 'fp-7f3a', ip_hash: hashOf('127.0.0.1') } });
+  },
+);
 
 t.test('the tracking script does nothing on a page without ?via=', async (t) => {
   const run = await runScript('https://shop.example.com/pricing');
@@ -204,7 +241,11 @@ const postVisit = async (body: unknown, headers: Record<string, string> = {}) =>
 };
 
 t.test('POST /t/visit: 201 with the visit; the current visit is kept (200); CORS for any origin', async (t) => {
-  const created = await postVisit({ merchant_id: merchant.id, via: 'jane', landing_url: 'https://shop.example.com/?via=jane' });
+  const created = await postVisit({
+    merchant_id: merchant.id,
+    via: 'jane',
+    landing_url: 'https://shop.example.com/?via=jane',
+  });
   t.equal(created.status, 201);
   t.equal(created.headers['access-control-allow-origin'], '*');
   t.equal(created.headers['cross-origin-resource-policy'], 'cross-origin');
@@ -220,7 +261,10 @@ t.test('POST /t/visit: 201 with the visit; the current visit is kept (200); CORS
   t.equal(switched.status, 201);
   t.not(json(switched)['visit_id'], body['visit_id']);
 
-  const preflight = await rawRequest(baseUrl, 'OPTIONS', '/t/visit', { origin: 'https://shop.example.com', 'access-control-request-method': 'POST' });
+  const preflight = await rawRequest(baseUrl, 'OPTIONS', '/t/visit', {
+    origin: 'https://shop.example.com',
+    'access-control-request-method': 'POST',
+  });
   t.equal(preflight.status, 204);
   t.equal(preflight.headers['access-control-allow-methods'], 'POST');
   t.equal(preflight.headers['access-control-allow-headers'], 'Content-Type');
@@ -232,21 +276,42 @@ t.test('POST /t/visit: refused input', async (t) => {
   const invalid = async (body: unknown, details: { path: string; message: string }[]) => {
     const res = await postVisit(body);
     t.equal(res.status, 400, JSON.stringify(body).slice(0, 80));
-    t.strictSame(json(res), { error: { code: 'INVALID_INPUT', message: 'The request is invalid', request_id: res.headers['x-request-id'], details } });
+    t.strictSame(json(res), {
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'The request is invalid',
+        request_id: res.headers['x-request-id'],
+        details,
+      },
+    });
   };
   await invalid({ merchant_id: merchant.id }, [{ path: 'via', message: 'is required' }]);
-  await invalid({ merchant_id: merchant.id, via: 'Jane!' }, [{ path: 'via', message: 'must match pattern "^[a-z0-9][a-z0-9-]{1,62}$"' }]);
-  await invalid({ merchant_id: merchant.id, via: 'jane', landing_url: 'javascript:alert(1)' }, [{ path: 'landing_url', message: 'must match pattern "^https?://"' }]);
-  await invalid({ merchant_id: merchant.id, via: 'jane', fingerprint: 'f'.repeat(257) }, [{ path: 'fingerprint', message: 'must NOT have more than 256 characters' }]);
-  await invalid({ merchant_id: merchant.id, via: 'jane', referrer: 'x' }, [{ path: 'referrer', message: 'is not a known field' }]);
+  await invalid({ merchant_id: merchant.id, via: 'Jane!' }, [
+    { path: 'via', message: 'must match pattern "^[a-z0-9][a-z0-9-]{1,62}$"' },
+  ]);
+  await invalid({ merchant_id: merchant.id, via: 'jane', landing_url: 'javascript:alert(1)' }, [
+    { path: 'landing_url', message: 'must match pattern "^https?://"' },
+  ]);
+  await invalid({ merchant_id: merchant.id, via: 'jane', fingerprint: 'f'.repeat(257) }, [
+    { path: 'fingerprint', message: 'must NOT have more than 256 characters' },
+  ]);
+  await invalid({ merchant_id: merchant.id, via: 'jane', referrer: 'x' }, [
+    { path: 'referrer', message: 'is not a known field' },
+  ]);
 
   const malformed = await postVisit('{"merchant_id":');
   t.equal(malformed.status, 400);
-  t.match(json(malformed), { error: { code: 'INVALID_INPUT', details: [{ path: 'body', message: 'is not valid JSON' }] } });
+  t.match(json(malformed), {
+    error: { code: 'INVALID_INPUT', details: [{ path: 'body', message: 'is not valid JSON' }] },
+  });
   const notJson = await postVisit('merchant_id=1', { 'content-type': 'text/plain' });
   t.equal(notJson.status, 415);
   t.match(json(notJson), { error: { code: 'INVALID_INPUT' } });
-  const tooLarge = await postVisit({ merchant_id: merchant.id, via: 'jane', landing_url: `https://x.example/${'a'.repeat(9000)}` });
+  const tooLarge = await postVisit({
+    merchant_id: merchant.id,
+    via: 'jane',
+    landing_url: `https://x.example/${'a'.repeat(9000)}`,
+  });
   t.equal(tooLarge.status, 413);
   t.match(json(tooLarge), { error: { code: 'INVALID_INPUT', message: 'The body exceeds 8kb' } });
 

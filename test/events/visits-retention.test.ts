@@ -24,15 +24,26 @@ async function visitAgedDays(merchantId: string, affiliateId: string, days: numb
 
 t.test('visits past the retention are deleted, of every merchant; younger ones stay', async (t) => {
   const expired = [await visitAgedDays(merchant.id, jane.id, 401), await visitAgedDays(other.id, max.id, 500)];
-  const kept = [await visitAgedDays(merchant.id, jane.id, 399), await visitAgedDays(merchant.id, jane.id, 0), await visitAgedDays(other.id, max.id, 366)];
+  const kept = [
+    await visitAgedDays(merchant.id, jane.id, 399),
+    await visitAgedDays(merchant.id, jane.id, 0),
+    await visitAgedDays(other.id, max.id, 366),
+  ];
   const captured = captureLogger('events');
-  const events = await startEventsService(loadEventsConfig({ ...platform.env, VISIT_RETENTION_DAYS: '400' }), captured.log);
+  const events = await startEventsService(
+    loadEventsConfig({ ...platform.env, VISIT_RETENTION_DAYS: '400' }),
+    captured.log,
+  );
   t.teardown(() => events.close());
 
-  const remaining = await eventually(async () => {
-    const rows = await sql<{ id: string }[]>`select id from visits where id in ${sql([...expired, ...kept])}`;
-    return rows.length === kept.length ? rows.map((r) => r.id) : undefined;
-  }, 10_000, 'the purge at start');
+  const remaining = await eventually(
+    async () => {
+      const rows = await sql<{ id: string }[]>`select id from visits where id in ${sql([...expired, ...kept])}`;
+      return rows.length === kept.length ? rows.map((r) => r.id) : undefined;
+    },
+    10_000,
+    'the purge at start',
+  );
   t.same(remaining.sort(), [...kept].sort());
   t.ok(
     captured.lines.some((l) => /visits past the retention deleted/.test(l) && /"count":2/.test(l)),

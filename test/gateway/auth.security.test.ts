@@ -46,15 +46,24 @@ t.test('missing, malformed and unknown keys are 401 UNAUTHORIZED with WWW-Authen
     ['the key without the Bearer scheme', { authorization: key }],
     ['another scheme with a valid key', { authorization: `Token ${key}` }],
     ['a valid key followed by junk', { authorization: `Bearer ${key} extra` }],
-    ['a valid key with one character changed', { authorization: `Bearer ${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}` }],
+    [
+      'a valid key with one character changed',
+      { authorization: `Bearer ${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}` },
+    ],
     ['an unknown well-formed key', { authorization: `Bearer ${unknownWellFormed}` }],
-    ['a well-formed key with the wrong prefix', { authorization: `Bearer sk_live_${randomBytes(32).toString('base64url')}` }],
+    [
+      'a well-formed key with the wrong prefix',
+      { authorization: `Bearer sk_live_${randomBytes(32).toString('base64url')}` },
+    ],
   ];
   for (const [label, h] of headers) {
     for (const url of gatewayUrls) {
       t.test(`${label} (${url})`, async (t) => {
         assertUnauthorized(t, await platform.client(undefined, url).get('/api/v1/affiliates', { headers: h }));
-        assertUnauthorized(t, await platform.client(undefined, url).post('/api/v1/affiliates', { email: email() }, { headers: h }));
+        assertUnauthorized(
+          t,
+          await platform.client(undefined, url).post('/api/v1/affiliates', { email: email() }, { headers: h }),
+        );
       });
     }
   }
@@ -67,14 +76,19 @@ t.test('missing, malformed and unknown keys are 401 UNAUTHORIZED with WWW-Authen
   });
   t.test('the same key is accepted with the proper header (the cases above fail for the right reason)', async (t) => {
     t.equal((await anon.get('/api/v1/affiliates', { headers: { authorization: `Bearer ${key}` } })).status, 200);
-    t.equal((await anon.get('/api/v1/affiliates', { headers: { authorization: `bearer  ${key}` } })).status, 200, 'scheme is case-insensitive');
+    t.equal(
+      (await anon.get('/api/v1/affiliates', { headers: { authorization: `bearer  ${key}` } })).status,
+      200,
+      'scheme is case-insensitive',
+    );
   });
 });
 
 t.test('a revoked key is refused on every replica within a second', async (t) => {
   const m = await platform.merchant();
   // Use the key on both replicas first, so that each has it cached as valid.
-  for (const url of gatewayUrls) t.equal((await platform.client(m.key, url).get('/api/v1/affiliates')).status, 200, `valid on ${url}`);
+  for (const url of gatewayUrls)
+    t.equal((await platform.client(m.key, url).get('/api/v1/affiliates')).status, 200, `valid on ${url}`);
   await revokeKey(platform.sql, m.keyId);
   await sleep(PROPAGATION_MS);
   for (const url of gatewayUrls) {
@@ -97,7 +111,11 @@ t.test('scopes: read-only, write-only and wildcard keys', async (t) => {
   const id = created.body.id as string;
   t.equal((await wildcard.get('/api/v1/affiliates')).status, 200, "'*' key may list");
   t.equal((await wildcard.get(`/api/v1/affiliates/${id}`)).status, 200, "'*' key may get");
-  t.equal((await wildcard.patch(`/api/v1/affiliates/${id}`, { display_name: 'Wild' })).status, 200, "'*' key may update");
+  t.equal(
+    (await wildcard.patch(`/api/v1/affiliates/${id}`, { display_name: 'Wild' })).status,
+    200,
+    "'*' key may update",
+  );
 
   assertError(t, await readOnly.post('/api/v1/affiliates', { email: email() }), 403, 'FORBIDDEN');
   assertError(t, await readOnly.patch(`/api/v1/affiliates/${id}`, { display_name: 'Nope' }), 403, 'FORBIDDEN');
@@ -107,7 +125,11 @@ t.test('scopes: read-only, write-only and wildcard keys', async (t) => {
   assertError(t, await writeOnly.get('/api/v1/affiliates'), 403, 'FORBIDDEN');
   assertError(t, await writeOnly.get(`/api/v1/affiliates/${id}`), 403, 'FORBIDDEN');
   t.equal((await writeOnly.post('/api/v1/affiliates', { email: email() })).status, 201, 'write-only key may create');
-  t.equal((await writeOnly.patch(`/api/v1/affiliates/${id}`, { display_name: 'Written' })).status, 200, 'write-only key may update');
+  t.equal(
+    (await writeOnly.patch(`/api/v1/affiliates/${id}`, { display_name: 'Written' })).status,
+    200,
+    'write-only key may update',
+  );
 
   // Nothing was created or changed by the refused calls.
   const list = await wildcard.get('/api/v1/affiliates');
@@ -124,42 +146,53 @@ t.test('every operation is scoped: a key with only the other scope gets 403 on e
   }
 });
 
-t.test('a merchant below growth gets 402 PLAN_REQUIRED on every operation with its existing key, and back on growth it works again', async (t) => {
-  const m = await platform.merchant({ scopes: '*' });
-  const existing = await m.client.post('/api/v1/affiliates', { email: email() });
-  t.equal(existing.status, 201);
-  for (const url of gatewayUrls) t.equal((await platform.client(m.key, url).get('/api/v1/affiliates')).status, 200, `cached as growth on ${url}`);
+t.test(
+  'a merchant below growth gets 402 PLAN_REQUIRED on every operation with its existing key, and back on growth it works again',
+  async (t) => {
+    const m = await platform.merchant({ scopes: '*' });
+    const existing = await m.client.post('/api/v1/affiliates', { email: email() });
+    t.equal(existing.status, 201);
+    for (const url of gatewayUrls)
+      t.equal((await platform.client(m.key, url).get('/api/v1/affiliates')).status, 200, `cached as growth on ${url}`);
 
-  await setPlan(platform.sql, m.id, 'starter');
-  await sleep(PROPAGATION_MS);
-  t.ok(operations.length >= 4, 'the catalogue has operations');
-  for (const url of gatewayUrls) {
-    const client = platform.client(m.key, url);
-    for (const op of operations) {
-      const res = await call(client, op, sampleRequest(op, existing.body.id));
-      assertError(t, res, 402, 'PLAN_REQUIRED');
-      t.equal(res.headers.get('www-authenticate'), null, `${op.operationId}: no WWW-Authenticate on 402`);
+    await setPlan(platform.sql, m.id, 'starter');
+    await sleep(PROPAGATION_MS);
+    t.ok(operations.length >= 4, 'the catalogue has operations');
+    for (const url of gatewayUrls) {
+      const client = platform.client(m.key, url);
+      for (const op of operations) {
+        const res = await call(client, op, sampleRequest(op, existing.body.id));
+        assertError(t, res, 402, 'PLAN_REQUIRED');
+        t.equal(res.headers.get('www-authenticate'), null, `${op.operationId}: no WWW-Authenticate on 402`);
+      }
     }
-  }
-  const unchanged = await platform.sql`select count(*)::int as n, min(display_name) as name from affiliates where merchant_id = ${m.id}`;
-  t.same(unchanged, [{ n: 1, name: existing.body.display_name }], 'nothing was created or changed while on starter');
+    const unchanged =
+      await platform.sql`select count(*)::int as n, min(display_name) as name from affiliates where merchant_id = ${m.id}`;
+    t.same(unchanged, [{ n: 1, name: existing.body.display_name }], 'nothing was created or changed while on starter');
 
-  await setPlan(platform.sql, m.id, 'free');
-  await sleep(PROPAGATION_MS);
-  assertError(t, await m.client.get('/api/v1/affiliates'), 402, 'PLAN_REQUIRED');
+    await setPlan(platform.sql, m.id, 'free');
+    await sleep(PROPAGATION_MS);
+    assertError(t, await m.client.get('/api/v1/affiliates'), 402, 'PLAN_REQUIRED');
 
-  await setPlan(platform.sql, m.id, 'growth');
-  await sleep(PROPAGATION_MS);
-  for (const url of gatewayUrls) {
-    const client = platform.client(m.key, url);
-    t.equal((await client.get('/api/v1/affiliates')).status, 200, `access restored on ${url}`);
-    t.equal((await client.post('/api/v1/affiliates', { email: email() })).status, 201, `writes restored on ${url}`);
-  }
-});
+    await setPlan(platform.sql, m.id, 'growth');
+    await sleep(PROPAGATION_MS);
+    for (const url of gatewayUrls) {
+      const client = platform.client(m.key, url);
+      t.equal((await client.get('/api/v1/affiliates')).status, 200, `access restored on ${url}`);
+      t.equal((await client.post('/api/v1/affiliates', { email: email() })).status, 201, `writes restored on ${url}`);
+    }
+  },
+);
 
 t.test('a 402 takes no slot of the rate window (plan is checked before rate) and still shows the window', async (t) => {
   const m = await platform.merchant();
-  t.same([rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining, rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining], [599, 598]);
+  t.same(
+    [
+      rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining,
+      rateHeaders(t, await m.client.get('/api/v1/affiliates')).remaining,
+    ],
+    [599, 598],
+  );
   await setPlan(platform.sql, m.id, 'starter');
   await sleep(PROPAGATION_MS);
   for (let i = 0; i < 5; i++) {
@@ -203,14 +236,26 @@ t.test('check order: key (401) → plan (402) → scope (403) → input (400) �
     const m = await platform.merchant({ scopes: 'read' });
     assertError(t, await m.client.post('/api/v1/affiliates', invalidBody), 403, 'FORBIDDEN');
     assertError(t, await m.client.patch(`/api/v1/affiliates/${newId('aff')}`, invalidBody), 403, 'FORBIDDEN');
-    const raw = await m.client.post('/api/v1/affiliates', undefined, { raw: '{not json', headers: { 'content-type': 'application/json' } });
+    const raw = await m.client.post('/api/v1/affiliates', undefined, {
+      raw: '{not json',
+      headers: { 'content-type': 'application/json' },
+    });
     assertError(t, raw, 403, 'FORBIDDEN');
   });
 
-  t.test('a write key PATCHing an unknown affiliate with an invalid body is 400 (not 404); with a valid body 404', async (t) => {
-    const m = await platform.merchant({ scopes: 'write' });
-    const missing = newId('aff');
-    assertError(t, await m.client.patch(`/api/v1/affiliates/${missing}`, { status: 'retired' }), 400, 'INVALID_INPUT', { detailPaths: ['status'] });
-    assertError(t, await m.client.patch(`/api/v1/affiliates/${missing}`, { status: 'approved' }), 404, 'NOT_FOUND');
-  });
+  t.test(
+    'a write key PATCHing an unknown affiliate with an invalid body is 400 (not 404); with a valid body 404',
+    async (t) => {
+      const m = await platform.merchant({ scopes: 'write' });
+      const missing = newId('aff');
+      assertError(
+        t,
+        await m.client.patch(`/api/v1/affiliates/${missing}`, { status: 'retired' }),
+        400,
+        'INVALID_INPUT',
+        { detailPaths: ['status'] },
+      );
+      assertError(t, await m.client.patch(`/api/v1/affiliates/${missing}`, { status: 'approved' }), 404, 'NOT_FOUND');
+    },
+  );
 });

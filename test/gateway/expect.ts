@@ -15,7 +15,13 @@ export interface ErrorExpectation {
  * An error response is exactly the envelope: `{ error: { code, message, request_id[, details] } }`, with the exact
  * status and code, a JSON content type, and `error.request_id` equal to the `x-request-id` header.
  */
-export function assertError(t: Asserts, res: ApiResponse, status: number, code: string, expect: ErrorExpectation = {}): void {
+export function assertError(
+  t: Asserts,
+  res: ApiResponse,
+  status: number,
+  code: string,
+  expect: ErrorExpectation = {},
+): void {
   const what = `${status} ${code}`;
   t.equal(res.status, status, `status is ${status} (${res.text.slice(0, 200)})`);
   t.match(res.headers.get('content-type') ?? '', /^application\/json/, `${what}: JSON content type`);
@@ -23,7 +29,10 @@ export function assertError(t: Asserts, res: ApiResponse, status: number, code: 
   t.same(Object.keys(body ?? {}), ['error'], `${what}: the body is the error envelope`);
   const error = body?.error ?? {};
   t.equal(error['code'], code, `error.code is ${code}`);
-  t.ok(typeof error['message'] === 'string' && (error['message'] as string).length > 0, `${what}: error.message is a non-empty string`);
+  t.ok(
+    typeof error['message'] === 'string' && (error['message'] as string).length > 0,
+    `${what}: error.message is a non-empty string`,
+  );
   const requestId = res.headers.get('x-request-id');
   t.ok(requestId, `${what}: x-request-id header`);
   t.equal(error['request_id'], requestId, `${what}: error.request_id repeats x-request-id`);
@@ -32,10 +41,15 @@ export function assertError(t: Asserts, res: ApiResponse, status: number, code: 
     t.same(keys, ['code', 'details', 'message', 'request_id'], `${what}: envelope fields`);
     const details = (error['details'] ?? []) as { path: string; message: string }[];
     if (expect.details) t.match(details, expect.details, `${what}: details`);
-    if (expect.detailPaths) t.same(details.map((d) => d.path).sort(), [...expect.detailPaths].sort(), `${what}: detail paths`);
+    if (expect.detailPaths)
+      t.same(details.map((d) => d.path).sort(), [...expect.detailPaths].sort(), `${what}: detail paths`);
     if (expect.details) t.equal(details.length, expect.details.length, `${what}: number of details`);
   } else {
-    t.same(keys.filter((k) => k !== 'details'), ['code', 'message', 'request_id'], `${what}: envelope fields`);
+    t.same(
+      keys.filter((k) => k !== 'details'),
+      ['code', 'message', 'request_id'],
+      `${what}: envelope fields`,
+    );
   }
 }
 

@@ -11,7 +11,8 @@ const JSON_CT = { 'content-type': 'application/json' };
 
 let seq = 0;
 const email = () => `hostile-${++seq}@example.com`;
-const rawPost = (raw: string | Buffer, headers: Record<string, string> = JSON_CT) => client.post('/api/v1/affiliates', undefined, { raw, headers });
+const rawPost = (raw: string | Buffer, headers: Record<string, string> = JSON_CT) =>
+  client.post('/api/v1/affiliates', undefined, { raw, headers });
 
 /** No response may ever be a 5xx: checked on every response of this file. */
 function never5xx(t: Asserts, res: ApiResponse, what: string) {
@@ -22,18 +23,36 @@ const existing = await client.post('/api/v1/affiliates', { email: 'existing@exam
 const existingId = existing.body.id as string;
 
 t.test('malformed JSON is 400 INVALID_INPUT with details on the body', async (t) => {
-  for (const raw of ['{not json', '{"email":', '{"email":"a@example.com",}', "{'email':'a@example.com'}", '{"email":NaN}', '{"a":1}}', '\u001f{}', 'nul', '[1,2']) {
+  for (const raw of [
+    '{not json',
+    '{"email":',
+    '{"email":"a@example.com",}',
+    "{'email':'a@example.com'}",
+    '{"email":NaN}',
+    '{"a":1}}',
+    '\u001f{}',
+    'nul',
+    '[1,2',
+  ]) {
     assertError(t, await rawPost(raw), 400, 'INVALID_INPUT', { details: [{ path: 'body', message: /JSON/ }] });
   }
-  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, { raw: '{"display_name": "x"', headers: JSON_CT });
+  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, {
+    raw: '{"display_name": "x"',
+    headers: JSON_CT,
+  });
   assertError(t, patch, 400, 'INVALID_INPUT', { details: [{ path: 'body', message: /JSON/ }] });
 });
 
 t.test('a JSON array, string, number, boolean or null as the body is 400', async (t) => {
   for (const raw of ['[]', '[{"email":"a@example.com"}]', '"a@example.com"', '42', 'true', 'null', ' null ']) {
-    assertError(t, await rawPost(raw), 400, 'INVALID_INPUT', { details: [{ path: 'body', message: 'must be a JSON object' }] });
+    assertError(t, await rawPost(raw), 400, 'INVALID_INPUT', {
+      details: [{ path: 'body', message: 'must be a JSON object' }],
+    });
   }
-  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, { raw: '["status"]', headers: JSON_CT });
+  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, {
+    raw: '["status"]',
+    headers: JSON_CT,
+  });
   assertError(t, patch, 400, 'INVALID_INPUT', { detailPaths: ['body'] });
 });
 
@@ -48,12 +67,20 @@ t.test('wrong types are 400 with a detail per offending field', async (t) => {
     [{ email: email(), status: 1 }, ['status']],
     [{ email: email(), status: 'retired' }, ['status']],
     [{ email: email(), slug: { a: 1 } }, ['slug']],
-    [{ email: 7, slug: 5, status: 'x', custom_commission_rate: 'lots' }, ['email', 'slug', 'status', 'custom_commission_rate']],
+    [
+      { email: 7, slug: 5, status: 'x', custom_commission_rate: 'lots' },
+      ['email', 'slug', 'status', 'custom_commission_rate'],
+    ],
     [{}, ['email']],
   ];
-  for (const [body, paths] of cases) assertError(t, await client.post('/api/v1/affiliates', body), 400, 'INVALID_INPUT', { detailPaths: paths });
-  assertError(t, await client.patch(`/api/v1/affiliates/${existingId}`, { display_name: 5 }), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
-  assertError(t, await client.patch(`/api/v1/affiliates/${existingId}`, {}), 400, 'INVALID_INPUT', { detailPaths: ['body'] });
+  for (const [body, paths] of cases)
+    assertError(t, await client.post('/api/v1/affiliates', body), 400, 'INVALID_INPUT', { detailPaths: paths });
+  assertError(t, await client.patch(`/api/v1/affiliates/${existingId}`, { display_name: 5 }), 400, 'INVALID_INPUT', {
+    detailPaths: ['display_name'],
+  });
+  assertError(t, await client.patch(`/api/v1/affiliates/${existingId}`, {}), 400, 'INVALID_INPUT', {
+    detailPaths: ['body'],
+  });
 });
 
 t.test('unknown body fields are 400 and the details name them', async (t) => {
@@ -67,7 +94,9 @@ t.test('unknown body fields are 400 and the details name them', async (t) => {
   const patch = await client.patch(`/api/v1/affiliates/${existingId}`, { display_name: 'Ok', merchant_id: 'mer_x' });
   assertError(t, patch, 400, 'INVALID_INPUT', { details: [{ path: 'merchant_id', message: 'is not a known field' }] });
   // Prototype keys are plain unknown fields, not a way to set anything.
-  const proto = await rawPost(`{"email":"${email()}","__proto__":{"status":"suspended"},"constructor":{"prototype":{"x":1}}}`);
+  const proto = await rawPost(
+    `{"email":"${email()}","__proto__":{"status":"suspended"},"constructor":{"prototype":{"x":1}}}`,
+  );
   assertError(t, proto, 400, 'INVALID_INPUT', { detailPaths: ['__proto__', 'constructor'] });
 });
 
@@ -76,7 +105,10 @@ t.test('numbers beyond float range are refused, not turned into null', async (t)
     const res = await rawPost(`{"email":"${email()}","custom_commission_rate":${n}}`);
     assertError(t, res, 400, 'INVALID_INPUT', { detailPaths: ['custom_commission_rate'] });
   }
-  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, { raw: '{"custom_commission_rate":1e999}', headers: JSON_CT });
+  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, {
+    raw: '{"custom_commission_rate":1e999}',
+    headers: JSON_CT,
+  });
   assertError(t, patch, 400, 'INVALID_INPUT', { detailPaths: ['custom_commission_rate'] });
   t.equal((await client.get(`/api/v1/affiliates/${existingId}`)).body.custom_commission_rate, null, 'unchanged');
 });
@@ -84,14 +116,22 @@ t.test('numbers beyond float range are refused, not turned into null', async (t)
 t.test('deeply nested JSON is 400, never a crash', async (t) => {
   const depth = 100_000;
   const nestedArray = `{"email":"${email()}","display_name":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-  assertError(t, await rawPost(nestedArray), 400, 'INVALID_INPUT', { detailPaths: [`display_name${'[0]'.repeat(31)}`] });
+  assertError(t, await rawPost(nestedArray), 400, 'INVALID_INPUT', {
+    detailPaths: [`display_name${'[0]'.repeat(31)}`],
+  });
   assertError(t, await rawPost('['.repeat(depth) + ']'.repeat(depth)), 400, 'INVALID_INPUT');
   const nestedObject = `{"email":"${email()}","x":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
   assertError(t, await rawPost(nestedObject), 400, 'INVALID_INPUT');
   // Ordinary nesting still reaches the service's own validation (here: an unknown field).
-  assertError(t, await client.post('/api/v1/affiliates', { email: email(), x: { a: { b: [1, [2]] } } }), 400, 'INVALID_INPUT', {
-    details: [{ path: 'x', message: 'is not a known field' }],
-  });
+  assertError(
+    t,
+    await client.post('/api/v1/affiliates', { email: email(), x: { a: { b: [1, [2]] } } }),
+    400,
+    'INVALID_INPUT',
+    {
+      details: [{ path: 'x', message: 'is not a known field' }],
+    },
+  );
 });
 
 t.test('odd Unicode: stored exactly when it is text, refused with 400 when it cannot be stored', async (t) => {
@@ -107,46 +147,114 @@ t.test('odd Unicode: stored exactly when it is text, refused with 400 when it ca
     const created = await client.post('/api/v1/affiliates', { email: email(), display_name });
     t.equal(created.status, 201, JSON.stringify(display_name));
     t.equal(created.body.display_name, display_name, 'echoed exactly');
-    t.equal((await client.get(`/api/v1/affiliates/${created.body.id}`)).body.display_name, display_name, 'stored exactly');
+    t.equal(
+      (await client.get(`/api/v1/affiliates/${created.body.id}`)).body.display_name,
+      display_name,
+      'stored exactly',
+    );
   }
   // NUL cannot be stored in Postgres text: 400 wherever it appears, never 500.
-  assertError(t, await client.post('/api/v1/affiliates', { email: email(), display_name: 'a\u0000b' }), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
-  assertError(t, await client.post('/api/v1/affiliates', { email: 'nul\u0000@example.com' }), 400, 'INVALID_INPUT', { detailPaths: ['email'] });
+  assertError(
+    t,
+    await client.post('/api/v1/affiliates', { email: email(), display_name: 'a\u0000b' }),
+    400,
+    'INVALID_INPUT',
+    { detailPaths: ['display_name'] },
+  );
+  assertError(t, await client.post('/api/v1/affiliates', { email: 'nul\u0000@example.com' }), 400, 'INVALID_INPUT', {
+    detailPaths: ['email'],
+  });
   assertError(t, await rawPost(`{"email":"${email()}","x\\u0000y":1}`), 400, 'INVALID_INPUT');
-  assertError(t, await client.patch(`/api/v1/affiliates/${existingId}`, { display_name: '\u0000' }), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
+  assertError(
+    t,
+    await client.patch(`/api/v1/affiliates/${existingId}`, { display_name: '\u0000' }),
+    400,
+    'INVALID_INPUT',
+    { detailPaths: ['display_name'] },
+  );
   assertError(t, await client.get('/api/v1/affiliates?status=%00'), 400, 'INVALID_INPUT', { detailPaths: ['status'] });
-  assertError(t, await client.get('/api/v1/affiliates?cursor=abc%00def'), 400, 'INVALID_INPUT', { detailPaths: ['cursor'] });
+  assertError(t, await client.get('/api/v1/affiliates?cursor=abc%00def'), 400, 'INVALID_INPUT', {
+    detailPaths: ['cursor'],
+  });
   // Unpaired surrogates are not text: refused, not silently replaced by U+FFFD.
-  assertError(t, await rawPost(`{"email":"${email()}","display_name":"x\\ud800y"}`), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
-  assertError(t, await rawPost(`{"email":"${email()}","display_name":"\\udfff"}`), 400, 'INVALID_INPUT', { detailPaths: ['display_name'] });
+  assertError(t, await rawPost(`{"email":"${email()}","display_name":"x\\ud800y"}`), 400, 'INVALID_INPUT', {
+    detailPaths: ['display_name'],
+  });
+  assertError(t, await rawPost(`{"email":"${email()}","display_name":"\\udfff"}`), 400, 'INVALID_INPUT', {
+    detailPaths: ['display_name'],
+  });
   assertError(t, await rawPost(`{"email":"${email()}","\\ud800":1}`), 400, 'INVALID_INPUT');
   // Bytes that are not UTF-8 are not JSON text: refused, not replaced.
-  const latin1 = Buffer.concat([Buffer.from(`{"email":"${email()}","display_name":"Caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
+  const latin1 = Buffer.concat([
+    Buffer.from(`{"email":"${email()}","display_name":"Caf`),
+    Buffer.from([0xe9]),
+    Buffer.from('"}'),
+  ]);
   assertError(t, await rawPost(latin1), 400, 'INVALID_INPUT', { detailPaths: ['body'] });
   // Non-ASCII e-mails and slugs do not match their formats.
-  assertError(t, await client.post('/api/v1/affiliates', { email: '🚀@example.com' }), 400, 'INVALID_INPUT', { detailPaths: ['email'] });
-  assertError(t, await client.post('/api/v1/affiliates', { email: email(), slug: 'slug\u200f' }), 400, 'INVALID_INPUT', { detailPaths: ['slug'] });
-  const rows = await platform.sql`select display_name from affiliates where merchant_id = ${merchantId} and (display_name like ${'%\ufffd%'})`;
+  assertError(t, await client.post('/api/v1/affiliates', { email: '🚀@example.com' }), 400, 'INVALID_INPUT', {
+    detailPaths: ['email'],
+  });
+  assertError(
+    t,
+    await client.post('/api/v1/affiliates', { email: email(), slug: 'slug\u200f' }),
+    400,
+    'INVALID_INPUT',
+    { detailPaths: ['slug'] },
+  );
+  const rows =
+    await platform.sql`select display_name from affiliates where merchant_id = ${merchantId} and (display_name like ${'%\ufffd%'})`;
   t.same(rows, [], 'nothing was stored with a replacement character');
 });
 
 t.test('SQL metacharacters are refused or stored literally, never a 5xx', async (t) => {
   const evil = "'; drop table affiliates; --";
-  assertError(t, await client.post('/api/v1/affiliates', { email: evil }), 400, 'INVALID_INPUT', { detailPaths: ['email'] });
-  assertError(t, await client.post('/api/v1/affiliates', { email: email(), slug: evil }), 400, 'INVALID_INPUT', { detailPaths: ['slug'] });
-  assertError(t, await client.post('/api/v1/affiliates', { email: email(), parent_email: evil }), 400, 'INVALID_INPUT', { detailPaths: ['parent_email'] });
-  assertError(t, await client.get(`/api/v1/affiliates?status=${encodeURIComponent(evil)}`), 400, 'INVALID_INPUT', { detailPaths: ['status'] });
-  assertError(t, await client.get(`/api/v1/affiliates?cursor=${encodeURIComponent(evil)}`), 400, 'INVALID_INPUT', { detailPaths: ['cursor'] });
-  assertError(t, await client.get(`/api/v1/affiliates?limit=${encodeURIComponent('1; delete from affiliates')}`), 400, 'INVALID_INPUT', { detailPaths: ['limit'] });
-  assertError(t, await client.get(`/api/v1/affiliates?${encodeURIComponent(evil)}=1`), 400, 'INVALID_INPUT', { detailPaths: [evil] });
+  assertError(t, await client.post('/api/v1/affiliates', { email: evil }), 400, 'INVALID_INPUT', {
+    detailPaths: ['email'],
+  });
+  assertError(t, await client.post('/api/v1/affiliates', { email: email(), slug: evil }), 400, 'INVALID_INPUT', {
+    detailPaths: ['slug'],
+  });
+  assertError(
+    t,
+    await client.post('/api/v1/affiliates', { email: email(), parent_email: evil }),
+    400,
+    'INVALID_INPUT',
+    { detailPaths: ['parent_email'] },
+  );
+  assertError(t, await client.get(`/api/v1/affiliates?status=${encodeURIComponent(evil)}`), 400, 'INVALID_INPUT', {
+    detailPaths: ['status'],
+  });
+  assertError(t, await client.get(`/api/v1/affiliates?cursor=${encodeURIComponent(evil)}`), 400, 'INVALID_INPUT', {
+    detailPaths: ['cursor'],
+  });
+  assertError(
+    t,
+    await client.get(`/api/v1/affiliates?limit=${encodeURIComponent('1; delete from affiliates')}`),
+    400,
+    'INVALID_INPUT',
+    { detailPaths: ['limit'] },
+  );
+  assertError(t, await client.get(`/api/v1/affiliates?${encodeURIComponent(evil)}=1`), 400, 'INVALID_INPUT', {
+    detailPaths: [evil],
+  });
   assertError(t, await client.get(`/api/v1/affiliates/${encodeURIComponent(evil)}`), 404, 'NOT_FOUND');
-  assertError(t, await client.patch(`/api/v1/affiliates/${encodeURIComponent(evil)}`, { display_name: 'x' }), 404, 'NOT_FOUND');
+  assertError(
+    t,
+    await client.patch(`/api/v1/affiliates/${encodeURIComponent(evil)}`, { display_name: 'x' }),
+    404,
+    'NOT_FOUND',
+  );
 
   for (const display_name of [evil, "Robert'); DROP TABLE merchants;--", '$1 $$ \\x00 %_ \\\\ `id`', '" OR "1"="1']) {
     const res = await client.post('/api/v1/affiliates', { email: email(), display_name });
     never5xx(t, res, display_name);
     t.equal(res.status, 201);
-    t.equal((await client.get(`/api/v1/affiliates/${res.body.id}`)).body.display_name, display_name, 'stored literally');
+    t.equal(
+      (await client.get(`/api/v1/affiliates/${res.body.id}`)).body.display_name,
+      display_name,
+      'stored literally',
+    );
   }
   const quoted = await client.post('/api/v1/affiliates', { email: "o'brien+x'--@example.com" });
   t.equal(quoted.status, 201, 'an e-mail with quotes is valid and stored literally');
@@ -160,7 +268,17 @@ t.test('SQL metacharacters are refused or stored literally, never a 5xx', async 
 });
 
 t.test('out-of-range or malformed limit is 400 on path limit; valid limits work', async (t) => {
-  for (const q of ['limit=0', 'limit=101', 'limit=-1', 'limit=abc', 'limit=1.5', 'limit=1&limit=2', 'limit=', 'limit=1000000000000', 'limit[]=1']) {
+  for (const q of [
+    'limit=0',
+    'limit=101',
+    'limit=-1',
+    'limit=abc',
+    'limit=1.5',
+    'limit=1&limit=2',
+    'limit=',
+    'limit=1000000000000',
+    'limit[]=1',
+  ]) {
     const res = await client.get(`/api/v1/affiliates?${q}`);
     const expected = q === 'limit[]=1' ? ['limit[]'] : ['limit'];
     assertError(t, res, 400, 'INVALID_INPUT', { detailPaths: expected });
@@ -176,52 +294,96 @@ t.test('out-of-range or malformed limit is 400 on path limit; valid limits work'
 });
 
 t.test('unknown query parameters are 400 naming them', async (t) => {
-  assertError(t, await client.get('/api/v1/affiliates?foo=bar'), 400, 'INVALID_INPUT', { details: [{ path: 'foo', message: 'is not a known field' }] });
+  assertError(t, await client.get('/api/v1/affiliates?foo=bar'), 400, 'INVALID_INPUT', {
+    details: [{ path: 'foo', message: 'is not a known field' }],
+  });
   assertError(t, await client.get('/api/v1/affiliates?Limit=5'), 400, 'INVALID_INPUT', { detailPaths: ['Limit'] });
-  assertError(t, await client.get('/api/v1/affiliates?offset=10&page=2'), 400, 'INVALID_INPUT', { detailPaths: ['offset', 'page'] });
-  assertError(t, await client.get(`/api/v1/affiliates/${existingId}?expand=parent`), 400, 'INVALID_INPUT', { detailPaths: ['expand'] });
-  assertError(t, await client.post('/api/v1/affiliates?dry_run=1', { email: email() }), 400, 'INVALID_INPUT', { detailPaths: ['dry_run'] });
+  assertError(t, await client.get('/api/v1/affiliates?offset=10&page=2'), 400, 'INVALID_INPUT', {
+    detailPaths: ['offset', 'page'],
+  });
+  assertError(t, await client.get(`/api/v1/affiliates/${existingId}?expand=parent`), 400, 'INVALID_INPUT', {
+    detailPaths: ['expand'],
+  });
+  assertError(t, await client.post('/api/v1/affiliates?dry_run=1', { email: email() }), 400, 'INVALID_INPUT', {
+    detailPaths: ['dry_run'],
+  });
 });
 
 t.test('a body that is not JSON is 415 INVALID_INPUT', async (t) => {
   const body = JSON.stringify({ email: email() });
-  for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json-patch', 'application/json; charset=latin1']) {
+  for (const ct of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/json-patch',
+    'application/json; charset=latin1',
+  ]) {
     assertError(t, await rawPost(body, { 'content-type': ct }), 415, 'INVALID_INPUT');
   }
   assertError(t, await rawPost(Buffer.from(body), {}), 415, 'INVALID_INPUT');
-  assertError(t, await rawPost('email=a%40example.com', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'INVALID_INPUT');
-  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, { raw: 'display_name=x', headers: { 'content-type': 'text/plain' } });
+  assertError(
+    t,
+    await rawPost('email=a%40example.com', { 'content-type': 'application/x-www-form-urlencoded' }),
+    415,
+    'INVALID_INPUT',
+  );
+  const patch = await client.patch(`/api/v1/affiliates/${existingId}`, undefined, {
+    raw: 'display_name=x',
+    headers: { 'content-type': 'text/plain' },
+  });
   assertError(t, patch, 415, 'INVALID_INPUT');
-  t.equal((await client.get('/api/v1/affiliates?limit=100')).body.data.filter((a: { email: string }) => a.email === JSON.parse(body).email).length, 0, 'nothing created');
+  t.equal(
+    (await client.get('/api/v1/affiliates?limit=100')).body.data.filter(
+      (a: { email: string }) => a.email === JSON.parse(body).email,
+    ).length,
+    0,
+    'nothing created',
+  );
   // application/json with a charset parameter is still JSON.
-  t.equal((await rawPost(JSON.stringify({ email: email() }), { 'content-type': 'application/json; charset=utf-8' })).status, 201);
+  t.equal(
+    (await rawPost(JSON.stringify({ email: email() }), { 'content-type': 'application/json; charset=utf-8' })).status,
+    201,
+  );
 });
 
 /** A raw request with node:http, so that the client reports exactly what happened to its upload and the answer. */
-function upload(opts: { size: number; contentType: string; chunked?: boolean; auth?: boolean }): Promise<{ uploadError: string | null; res: ApiResponse | null; error: string | null }> {
+function upload(opts: {
+  size: number;
+  contentType: string;
+  chunked?: boolean;
+  auth?: boolean;
+}): Promise<{ uploadError: string | null; res: ApiResponse | null; error: string | null }> {
   return new Promise((resolve) => {
     let uploadError: string | null = null;
     const headers: Record<string, string> = { 'content-type': opts.contentType };
     if (opts.auth !== false) headers['authorization'] = `Bearer ${key}`;
     if (!opts.chunked) headers['content-length'] = String(opts.size);
-    const req = httpRequest(`${platform.baseUrl}/api/v1/affiliates`, { method: 'POST', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        // Let the upload side report too (an EPIPE or reset after the answer would show up here).
-        setTimeout(() => resolve({ uploadError, res: { status: res.statusCode!, headers: h, body, text }, error: null }), 50);
-      });
-      res.on('error', (e) => resolve({ uploadError, res: null, error: e.message }));
-    });
+    const req = httpRequest(
+      `${platform.baseUrl}/api/v1/affiliates`,
+      { method: 'POST', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          // Let the upload side report too (an EPIPE or reset after the answer would show up here).
+          setTimeout(
+            () => resolve({ uploadError, res: { status: res.statusCode!, headers: h, body, text }, error: null }),
+            50,
+          );
+        });
+        res.on('error', (e) => resolve({ uploadError, res: null, error: e.message }));
+      },
+    );
     req.on('error', (e) => {
       uploadError = e.message;
       setTimeout(() => resolve({ uploadError, res: null, error: e.message }), 200);
@@ -294,7 +456,11 @@ t.test('a malformed affiliate id in the path is 404 NOT_FOUND', async (t) => {
     assertError(t, await client.get(`/api/v1/affiliates/${id}`), 404, 'NOT_FOUND');
     assertError(t, await client.patch(`/api/v1/affiliates/${id}`, { display_name: 'x' }), 404, 'NOT_FOUND');
   }
-  t.equal((await other.client.get(`/api/v1/affiliates/${foreign}`)).body.display_name, 'Foreign', "the other merchant's row is unchanged");
+  t.equal(
+    (await other.client.get(`/api/v1/affiliates/${foreign}`)).body.display_name,
+    'Foreign',
+    "the other merchant's row is unchanged",
+  );
 });
 
 t.test('unknown routes and unknown methods are 404 NOT_FOUND', async (t) => {
@@ -321,7 +487,11 @@ t.test('unknown routes and unknown methods are 404 NOT_FOUND', async (t) => {
     assertError(t, res, 404, 'NOT_FOUND');
     t.notOk(res.headers.get('allow'), `${method} ${path}: no Allow header reveals the routes`);
   }
-  t.equal((await client.get(`/api/v1/affiliates/${existingId}`)).body.display_name, 'Existing', 'nothing was changed or deleted');
+  t.equal(
+    (await client.get(`/api/v1/affiliates/${existingId}`)).body.display_name,
+    'Existing',
+    'nothing was changed or deleted',
+  );
 });
 
 t.test('after all of that the platform is still up', async (t) => {

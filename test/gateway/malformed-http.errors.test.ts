@@ -22,17 +22,25 @@ t.test('a URL longer than the parser takes: 414', async (t) => {
 });
 
 t.test('headers larger than the parser takes: 431', async (t) => {
-  const answer = await sendRaw(port, `GET /api/v1/affiliates HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  const answer = await sendRaw(
+    port,
+    `GET /api/v1/affiliates HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+  );
   refused(t, answer, 'HTTP/1.1 431 Request Header Fields Too Large', 'The request headers are too large');
 });
 
 t.test('malformed requests: 400', async (t) => {
   const cases: [string, string][] = [
     ['a NUL byte in a header', 'GET /api/v1/affiliates HTTP/1.1\r\nHost: x\r\nX-Nul: a\u0000b\r\n\r\n'],
-    ['Transfer-Encoding and Content-Length together', 'POST /api/v1/affiliates HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n'],
+    [
+      'Transfer-Encoding and Content-Length together',
+      'POST /api/v1/affiliates HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n',
+    ],
     ['not HTTP at all', 'HELLO THERE\r\n\r\n'],
   ];
   for (const [what, request] of cases) {
-    await t.test(what, async (t) => refused(t, await sendRaw(port, request), 'HTTP/1.1 400 Bad Request', 'The request is not valid HTTP'));
+    await t.test(what, async (t) =>
+      refused(t, await sendRaw(port, request), 'HTTP/1.1 400 Bad Request', 'The request is not valid HTTP'),
+    );
   }
 });

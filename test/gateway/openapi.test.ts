@@ -35,7 +35,10 @@ const doc = JSON.parse(text) as Json;
 /** Follows a local "#/…" reference. */
 function deref(node: Json): Json {
   if (typeof node?.['$ref'] !== 'string') return node;
-  const parts = (node['$ref'] as string).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = (node['$ref'] as string)
+    .replace(/^#\//, '')
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let out: any = doc;
   for (const p of parts) out = out?.[p];
   if (out === undefined) throw new Error(`unresolvable $ref ${node['$ref']}`);
@@ -49,8 +52,14 @@ t.test('GET /api/v1/openapi is public JSON', async (t) => {
   t.equal(doc['openapi'], '3.1.0');
   // With a key it is the same document; a bad key does not matter either.
   const { key } = await platform.merchant();
-  t.same(await (await fetch(`${platform.baseUrl}/api/v1/openapi`, { headers: { authorization: `Bearer ${key}` } })).json(), doc);
-  t.equal((await fetch(`${platform.baseUrl}/api/v1/openapi`, { headers: { authorization: 'Bearer nope' } })).status, 200);
+  t.same(
+    await (await fetch(`${platform.baseUrl}/api/v1/openapi`, { headers: { authorization: `Bearer ${key}` } })).json(),
+    doc,
+  );
+  t.equal(
+    (await fetch(`${platform.baseUrl}/api/v1/openapi`, { headers: { authorization: 'Bearer nope' } })).status,
+    200,
+  );
   // The document the response checker uses is the one served.
   t.same(doc, JSON.parse(JSON.stringify(buildOpenApi())));
 });
@@ -81,13 +90,22 @@ t.test('it is a valid OpenAPI 3.1 document', async (t) => {
 
 t.test('the bearer security scheme applies to every API operation', async (t) => {
   t.match(doc['components']['securitySchemes']['bearer'], { type: 'http', scheme: 'bearer' });
-  for (const op of operations) t.same(doc['paths'][op.path]?.[op.method]?.['security'], [{ bearer: [] }], `${op.operationId} needs the key`);
+  for (const op of operations)
+    t.same(doc['paths'][op.path]?.[op.method]?.['security'], [{ bearer: [] }], `${op.operationId} needs the key`);
   t.same(doc['paths']['/api/v1/openapi']['get']['security'], [], 'the document itself is public');
 });
 
 t.test('every operation of the catalogue is documented, and nothing else', async (t) => {
-  const documented = Object.entries(doc['paths'] as Json).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
-  const tracking = ['get /r/{merchant_id}/{slug}', 'get /r/{slug}', 'get /t/script.js', 'post /t/visit', 'options /t/visit'];
+  const documented = Object.entries(doc['paths'] as Json).flatMap(([path, methods]) =>
+    Object.keys(methods).map((m) => `${m} ${path}`),
+  );
+  const tracking = [
+    'get /r/{merchant_id}/{slug}',
+    'get /r/{slug}',
+    'get /t/script.js',
+    'post /t/visit',
+    'options /t/visit',
+  ];
   const expected = [...operations.map((o) => `${o.method} ${o.path}`), 'get /api/v1/openapi', ...tracking];
   t.same(documented.sort(), expected.sort());
   const ids = documented.map((d) => doc['paths'][d.split(' ')[1]!][d.split(' ')[0]!]['operationId']);
@@ -98,12 +116,20 @@ t.test('every operation of the catalogue is documented, and nothing else', async
     t.equal(entry['operationId'], op.operationId);
     const params = (entry['parameters'] ?? []) as Json[];
     for (const name of Object.keys(op.params.properties)) {
-      t.match(params.find((p) => p['name'] === name && p['in'] === 'path'), { required: true }, `${op.operationId}: path parameter ${name}`);
+      t.match(
+        params.find((p) => p['name'] === name && p['in'] === 'path'),
+        { required: true },
+        `${op.operationId}: path parameter ${name}`,
+      );
     }
     for (const name of Object.keys(op.query.properties)) {
-      t.ok(params.find((p) => p['name'] === name && p['in'] === 'query'), `${op.operationId}: query parameter ${name}`);
+      t.ok(
+        params.find((p) => p['name'] === name && p['in'] === 'query'),
+        `${op.operationId}: query parameter ${name}`,
+      );
     }
-    if (op.body) t.ok(entry['requestBody']?.['content']?.['application/json']?.['schema'], `${op.operationId}: JSON request body`);
+    if (op.body)
+      t.ok(entry['requestBody']?.['content']?.['application/json']?.['schema'], `${op.operationId}: JSON request body`);
     else t.notOk(entry['requestBody'], `${op.operationId}: no request body`);
     for (const s of op.success) {
       const response = entry['responses'][String(s.status)];
@@ -116,7 +142,13 @@ t.test('every operation of the catalogue is documented, and nothing else', async
 });
 
 t.test('the public tracking routes are documented without a key, with their own 429', async (t) => {
-  for (const [path, method] of [['/r/{merchant_id}/{slug}', 'get'], ['/r/{slug}', 'get'], ['/t/script.js', 'get'], ['/t/visit', 'post'], ['/t/visit', 'options']] as const) {
+  for (const [path, method] of [
+    ['/r/{merchant_id}/{slug}', 'get'],
+    ['/r/{slug}', 'get'],
+    ['/t/script.js', 'get'],
+    ['/t/visit', 'post'],
+    ['/t/visit', 'options'],
+  ] as const) {
     const entry = doc['paths'][path][method] as Json;
     t.same(entry['security'], [], `${method} ${path} is public`);
     t.same(entry['tags'], ['Tracking']);
@@ -124,14 +156,26 @@ t.test('the public tracking routes are documented without a key, with their own 
   for (const path of ['/r/{merchant_id}/{slug}', '/r/{slug}']) {
     const responses = doc['paths'][path]['get']['responses'] as Json;
     t.same(Object.keys(responses).sort(), ['302', '404', '429', '503'], `${path}: responses`);
-    t.ok(responses['302']['headers']['Location'] && responses['302']['headers']['Set-Cookie'], `${path}: redirect with the cookie`);
+    t.ok(
+      responses['302']['headers']['Location'] && responses['302']['headers']['Set-Cookie'],
+      `${path}: redirect with the cookie`,
+    );
   }
   const visit = doc['paths']['/t/visit']['post'] as Json;
   t.same(Object.keys(visit['responses']).sort(), ['200', '201', '400', '404', '413', '415', '429', '503']);
-  t.same(deref(visit['requestBody']['content']['application/json']['schema'])['required'].sort(), ['merchant_id', 'via']);
-  t.same(Object.keys(deref(visit['responses']['201']['content']['application/json']['schema'])['properties']).sort(), ['max_age_seconds', 'visit_id']);
+  t.same(deref(visit['requestBody']['content']['application/json']['schema'])['required'].sort(), [
+    'merchant_id',
+    'via',
+  ]);
+  t.same(Object.keys(deref(visit['responses']['201']['content']['application/json']['schema'])['properties']).sort(), [
+    'max_age_seconds',
+    'visit_id',
+  ]);
   t.match(deref(visit['responses']['429'])['description'], /^RATE_LIMITED: /);
-  t.same(deref(visit['responses']['429']['content']['application/json']['schema']), deref({ $ref: '#/components/schemas/Error' }));
+  t.same(
+    deref(visit['responses']['429']['content']['application/json']['schema']),
+    deref({ $ref: '#/components/schemas/Error' }),
+  );
 });
 
 t.test('every error response is documented with the error envelope', async (t) => {
@@ -164,8 +208,16 @@ t.test('every error response is documented with the error envelope', async (t) =
       t.ok(response, `${op.operationId}: ${status} documented`);
       if (!response) continue;
       const resolved = deref(response);
-      t.same(resolved['content']['application/json']['schema'], { $ref: '#/components/schemas/Error' }, `${op.operationId} ${status}: the envelope`);
-      t.match(resolved['description'], new RegExp(`^${expectedStatus[status]}`), `${op.operationId} ${status}: names ${expectedStatus[status]}`);
+      t.same(
+        resolved['content']['application/json']['schema'],
+        { $ref: '#/components/schemas/Error' },
+        `${op.operationId} ${status}: the envelope`,
+      );
+      t.match(
+        resolved['description'],
+        new RegExp(`^${expectedStatus[status]}`),
+        `${op.operationId} ${status}: names ${expectedStatus[status]}`,
+      );
     }
   }
   t.match(deref({ $ref: '#/components/responses/E429' })['headers'], { 'RateLimit-Limit': {}, 'RateLimit-Reset': {} });
@@ -177,10 +229,21 @@ t.test('the twelve webhook event types are under webhooks', async (t) => {
     const post = doc['webhooks'][type]?.['post'] as Json;
     const schema = deref(post['requestBody']['content']['application/json']['schema']);
     t.match(schema['properties']['type'], { const: type }, `${type}: the envelope type`);
-    t.same(Object.keys(schema['properties']).sort(), ['created_at', 'data', 'id', 'merchant_id', 'type'], `${type}: the envelope fields`);
-    t.ok(deref(schema['properties']['data'])['type'] || deref(schema['properties']['data'])['anyOf'], `${type}: a data schema`);
+    t.same(
+      Object.keys(schema['properties']).sort(),
+      ['created_at', 'data', 'id', 'merchant_id', 'type'],
+      `${type}: the envelope fields`,
+    );
+    t.ok(
+      deref(schema['properties']['data'])['type'] || deref(schema['properties']['data'])['anyOf'],
+      `${type}: a data schema`,
+    );
     const headers = (post['parameters'] as Json[]).map((p) => `${p['in']}:${p['name']}`).sort();
-    t.same(headers, ['header:webhook-id', 'header:webhook-signature', 'header:webhook-timestamp'], `${type}: Standard Webhooks headers`);
+    t.same(
+      headers,
+      ['header:webhook-id', 'header:webhook-signature', 'header:webhook-timestamp'],
+      `${type}: Standard Webhooks headers`,
+    );
   }
 });
 
@@ -205,17 +268,62 @@ t.test('the response checker used by every test can fail', async (t) => {
   t.doesNotThrow(() => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, affiliate));
   t.doesNotThrow(() => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 404, envelope));
 
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 200, { data: 'nope', next_cursor: null }), /does not match/);
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 200, { data: [] }), /does not match/, 'a required field missing');
-  t.throws(() => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, tin_vault_id: 'vault_1' }), /does not match/, 'a hidden field leaking');
-  t.throws(() => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, status: 'deleted' }), /does not match/, 'an unknown status');
-  t.throws(() => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, created_at: 'yesterday' }), /does not match/, 'a bad timestamp');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 404, { error: { code: 'NOT_FOUND', message: 'x' } }), /does not match/, 'an error without request_id');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 400, { error: { ...envelope.error, code: 'TEAPOT' } }), /does not match/, 'an unknown error code');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 400, { message: 'bad' }), /does not match/, 'not the envelope');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/nowhere', 404, 'Not Found'), /does not match/, 'an unrouted error that is not the envelope');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 201, { data: [], next_cursor: null }), /does not list/, 'an undocumented success status');
-  t.throws(() => checkAgainstOpenApi('GET', '/api/v1/affiliates', 409, { error: { ...envelope.error, code: 'CONFLICT' } }), /does not list/, 'an undocumented error status');
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 200, { data: 'nope', next_cursor: null }),
+    /does not match/,
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 200, { data: [] }),
+    /does not match/,
+    'a required field missing',
+  );
+  t.throws(
+    () =>
+      checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, tin_vault_id: 'vault_1' }),
+    /does not match/,
+    'a hidden field leaking',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, status: 'deleted' }),
+    /does not match/,
+    'an unknown status',
+  );
+  t.throws(
+    () =>
+      checkAgainstOpenApi('GET', `/api/v1/affiliates/${affiliate.id}`, 200, { ...affiliate, created_at: 'yesterday' }),
+    /does not match/,
+    'a bad timestamp',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 404, { error: { code: 'NOT_FOUND', message: 'x' } }),
+    /does not match/,
+    'an error without request_id',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 400, { error: { ...envelope.error, code: 'TEAPOT' } }),
+    /does not match/,
+    'an unknown error code',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 400, { message: 'bad' }),
+    /does not match/,
+    'not the envelope',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/nowhere', 404, 'Not Found'),
+    /does not match/,
+    'an unrouted error that is not the envelope',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 201, { data: [], next_cursor: null }),
+    /does not list/,
+    'an undocumented success status',
+  );
+  t.throws(
+    () => checkAgainstOpenApi('GET', '/api/v1/affiliates', 409, { error: { ...envelope.error, code: 'CONFLICT' } }),
+    /does not list/,
+    'an undocumented error status',
+  );
 
   // And the client applies it to what a server really sends.
   const bad = createServer((_req, r) => {
@@ -226,12 +334,18 @@ t.test('the response checker used by every test can fail', async (t) => {
   t.teardown(() => new Promise<void>((resolve) => bad.close(() => resolve())));
   const client = new ApiClient(`http://127.0.0.1:${(bad.address() as AddressInfo).port}`, 'svc_x');
   await t.rejects(client.get('/api/v1/affiliates'), /does not match/);
-  t.equal((await client.get('/api/v1/affiliates', { skipSchemaCheck: true })).status, 200, 'only the check made it fail');
+  t.equal(
+    (await client.get('/api/v1/affiliates', { skipSchemaCheck: true })).status,
+    200,
+    'only the check made it fail',
+  );
 });
 
 t.test('servers names the gateway; webhook bodies are named components with one union', async (t) => {
   t.same(doc['servers'], [{ url: 'http://localhost:8080', description: 'the platform gateway (PUBLIC_BASE_URL)' }]);
-  t.same(buildOpenApi('https://api.example.com')['servers'], [{ url: 'https://api.example.com', description: 'the platform gateway (PUBLIC_BASE_URL)' }]);
+  t.same(buildOpenApi('https://api.example.com')['servers'], [
+    { url: 'https://api.example.com', description: 'the platform gateway (PUBLIC_BASE_URL)' },
+  ]);
   const schemas = (doc['components'] as { schemas: Record<string, any> }).schemas;
   const webhooks = doc['webhooks'] as Record<string, any>;
   const union = schemas['WebhookEvent'];
@@ -242,5 +356,8 @@ t.test('servers names the gateway; webhook bodies are named components with one 
     const component = schemas[ref.replace('#/components/schemas/', '')];
     t.same(component.properties.type, { const: type, type: 'string' }, `${type}: its component is its envelope`);
   }
-  t.equal(webhooks['affiliate.tier_promoted'].post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/AffiliateTierPromotedEvent');
+  t.equal(
+    webhooks['affiliate.tier_promoted'].post.requestBody.content['application/json'].schema.$ref,
+    '#/components/schemas/AffiliateTierPromotedEvent',
+  );
 });

@@ -43,12 +43,25 @@ t.test("a caller's safe x-request-id is echoed, carried to the service, and repe
   }
   const traced = 'trace-to-the-service-42';
   await client.post('/api/v1/affiliates', { email: 'traced@example.com' }, { headers: { 'x-request-id': traced } });
-  const line = platform.logs.find((l) => l.includes('"service":"affiliates"') && l.includes(`"request_id":"${traced}"`));
+  const line = platform.logs.find(
+    (l) => l.includes('"service":"affiliates"') && l.includes(`"request_id":"${traced}"`),
+  );
   t.ok(line, 'the affiliates service logged the same request id');
 });
 
 t.test('an unsafe incoming x-request-id is replaced by a generated one', async (t) => {
-  const unsafe = ['has space', 'a'.repeat(129), '<script>alert(1)</script>', '../../etc/passwd', 'semi;colon', 'quote"d', 'tab\there', 'ünïcödé', '{"json":1}', ''];
+  const unsafe = [
+    'has space',
+    'a'.repeat(129),
+    '<script>alert(1)</script>',
+    '../../etc/passwd',
+    'semi;colon',
+    'quote"d',
+    'tab\there',
+    'ünïcödé',
+    '{"json":1}',
+    '',
+  ];
   for (const id of unsafe) {
     const res = await platform.client().get('/api/v1/affiliates', { headers: { 'x-request-id': id } });
     const got = res.headers.get('x-request-id') ?? '';
@@ -83,11 +96,17 @@ t.test('the gateway ops server answers /healthz, /readyz and /metrics with route
   t.match(metrics.headers.get('content-type') ?? '', /^text\/plain/);
   const text = await metrics.text();
   const requests = parseMetrics(text, 'http_requests_total');
-  const find = (route: string, status: string) => requests.find((r) => r.labels['route'] === route && r.labels['status'] === status);
+  const find = (route: string, status: string) =>
+    requests.find((r) => r.labels['route'] === route && r.labels['status'] === status);
   t.ok((find('listAffiliates', '200')?.value ?? 0) >= 1, 'http_requests_total{route="listAffiliates",status="200"}');
   t.ok((find('getAffiliate', '404')?.value ?? 0) >= 1, 'http_requests_total{route="getAffiliate",status="404"}');
   t.equal(find('listAffiliates', '200')?.labels['service'], 'gateway');
-  t.ok(parseMetrics(text, 'http_request_duration_seconds_count').some((r) => r.labels['route'] === 'listAffiliates' && r.labels['status'] === '200'), 'a latency histogram by route and status');
+  t.ok(
+    parseMetrics(text, 'http_request_duration_seconds_count').some(
+      (r) => r.labels['route'] === 'listAffiliates' && r.labels['status'] === '200',
+    ),
+    'a latency histogram by route and status',
+  );
   t.equal((await fetch(`${gatewayOps}/nope`)).status, 404);
   // The ops endpoints are not on the public port.
   assertError(t, await platform.client().get('/metrics'), 404, 'NOT_FOUND');
@@ -100,9 +119,18 @@ t.test('the affiliates ops server answers /healthz, /readyz and /metrics with op
   t.same(await ready.json(), { status: 'ready' });
   const text = await (await fetch(`${affiliatesOps}/metrics`)).text();
   const durations = parseMetrics(text, 'operation_duration_seconds_count');
-  t.ok(durations.some((d) => d.labels['operation'] === 'listAffiliates' && d.labels['code'] === 'ok' && d.value >= 1), 'operation_duration_seconds{operation="listAffiliates",code="ok"}');
-  t.ok(durations.some((d) => d.labels['operation'] === 'getAffiliate' && d.labels['code'] === 'NOT_FOUND'), 'and the error code of a failed one');
-  t.ok(parseMetrics(text, 'operations_total').some((d) => d.labels['service'] === 'affiliates'), 'operations_total');
+  t.ok(
+    durations.some((d) => d.labels['operation'] === 'listAffiliates' && d.labels['code'] === 'ok' && d.value >= 1),
+    'operation_duration_seconds{operation="listAffiliates",code="ok"}',
+  );
+  t.ok(
+    durations.some((d) => d.labels['operation'] === 'getAffiliate' && d.labels['code'] === 'NOT_FOUND'),
+    'and the error code of a failed one',
+  );
+  t.ok(
+    parseMetrics(text, 'operations_total').some((d) => d.labels['service'] === 'affiliates'),
+    'operations_total',
+  );
 });
 
 function serviceEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -124,7 +152,18 @@ t.test('SIGTERM while a request is in flight: the request finishes, then the gat
   let pending: () => void = () => {};
   const response = new Promise<{ res: IncomingMessage; text: string }>((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/affiliates', agent, headers: { authorization: `Bearer ${m.key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/affiliates',
+        agent,
+        headers: {
+          authorization: `Bearer ${m.key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -142,13 +181,24 @@ t.test('SIGTERM while a request is in flight: the request finishes, then the gat
   response.catch(() => {});
 
   // The gateway has authenticated the request (its rate window row exists) and is waiting for the rest of the body.
-  await eventually(async () => ((await platform.sql`select 1 from api_rate_windows where key_id = ${m.keyId}`).length ? true : undefined), 10_000, 'the request to reach the gateway');
+  await eventually(
+    async () =>
+      (await platform.sql`select 1 from api_rate_windows where key_id = ${m.keyId}`).length ? true : undefined,
+    10_000,
+    'the request to reach the gateway',
+  );
   gw.child.kill('SIGTERM');
-  await eventually(async () => (gw.output.some((l) => l.includes('SIGTERM: draining')) ? true : undefined), 10_000, 'the gateway to start draining');
+  await eventually(
+    async () => (gw.output.some((l) => l.includes('SIGTERM: draining')) ? true : undefined),
+    10_000,
+    'the gateway to start draining',
+  );
 
   // It no longer accepts new connections…
   const refused = await new Promise<string>((resolve) => {
-    const r = httpRequest({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => resolve(`answered ${res.statusCode}`));
+    const r = httpRequest({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) =>
+      resolve(`answered ${res.statusCode}`),
+    );
     r.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     r.end();
   });
@@ -165,9 +215,15 @@ t.test('SIGTERM while a request is in flight: the request finishes, then the gat
   const rows = await platform.sql`select id from affiliates where id = ${created.id}`;
   t.equal(rows.length, 1, 'and it was stored');
 
-  const code = await Promise.race([gw.exited, new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000).unref())]);
+  const code = await Promise.race([
+    gw.exited,
+    new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000).unref()),
+  ]);
   t.equal(code, 0, 'the gateway exits 0 once the request is done');
-  t.ok(gw.output.some((l) => l.includes('"msg":"stopped"')), 'after logging that it stopped');
+  t.ok(
+    gw.output.some((l) => l.includes('"msg":"stopped"')),
+    'after logging that it stopped',
+  );
 });
 
 /** Starts the gateway process with a configuration and waits for it to exit (it must not start). */
@@ -184,7 +240,11 @@ t.test('a bad configuration value stops the gateway with a message naming the va
   for (const [variable, value] of cases) {
     const out = await runGateway(serviceEnv({ [variable]: value }));
     t.equal(out.code, 78, `${variable}=${value}: exits 78 (EX_CONFIG), not 0`);
-    t.match(out.stderr, new RegExp(`configuration: ${variable}\\b`), `${variable}=${value}: the message names ${variable}`);
+    t.match(
+      out.stderr,
+      new RegExp(`configuration: ${variable}\\b`),
+      `${variable}=${value}: the message names ${variable}`,
+    );
     t.notMatch(out.stderr, /\n\s+at /, `${variable}=${value}: no stack trace`);
     t.notMatch(out.stdout, /"msg":"listening"/, `${variable}=${value}: it never listened`);
   }

@@ -15,7 +15,9 @@ async function burst(key: string, count: number): Promise<ApiResponse[]> {
   const clients = urls.map((u) => platform.client(key, u));
   const out: ApiResponse[] = [];
   for (let start = 0; start < count; start += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, count - start) }, (_, i) => clients[(start + i) % clients.length]!.get('/api/v1/affiliates'));
+    const batch = Array.from({ length: Math.min(BATCH, count - start) }, (_, i) =>
+      clients[(start + i) % clients.length]!.get('/api/v1/affiliates'),
+    );
     out.push(...(await Promise.all(batch)));
   }
   return out;
@@ -38,7 +40,10 @@ t.test('the default 600 per minute holds across two gateways together', async (t
   const statuses = new Set(first.map((r) => r.status));
   t.same([...statuses], [200], 'requests 1..600 all succeed (none is 429)');
   const remaining = first.map((r) => rateHeaders(t, r));
-  t.ok(remaining.every((h) => h.limit === 600), 'RateLimit-Limit: 600 on every response');
+  t.ok(
+    remaining.every((h) => h.limit === 600),
+    'RateLimit-Limit: 600 on every response',
+  );
   // One shared counter: each request took a distinct slot, so Remaining ran from 599 down to 0 exactly once each.
   // Per-replica counters would repeat values (and allow 1200).
   t.same(
@@ -51,11 +56,16 @@ t.test('the default 600 per minute holds across two gateways together', async (t
 
 t.test('a scale-plan key with rate_limit_per_min 60 is limited at its 61st request; other keys are not', async (t) => {
   const m = await platform.merchant({ plan: 'scale', rateLimit: 60 });
-  const row = await platform.sql<{ rate_limit_per_min: number }[]>`select rate_limit_per_min from api_keys where id = ${m.keyId}`;
+  const row = await platform.sql<
+    { rate_limit_per_min: number }[]
+  >`select rate_limit_per_min from api_keys where id = ${m.keyId}`;
   t.equal(row[0]!.rate_limit_per_min, 60);
   const first = await burst(m.key, 60);
   t.same([...new Set(first.map((r) => r.status))], [200], 'requests 1..60 succeed');
-  t.ok(first.every((r) => rateHeaders(t, r).limit === 60), 'RateLimit-Limit: 60');
+  t.ok(
+    first.every((r) => rateHeaders(t, r).limit === 60),
+    'RateLimit-Limit: 60',
+  );
   assertRateLimited(t, await m.client.get('/api/v1/affiliates'), 60);
   // Over the limit, the request does nothing: a write is refused before it reaches the service.
   assertRateLimited(t, await m.client.post('/api/v1/affiliates', { email: 'late@example.com' }), 60);
@@ -79,7 +89,12 @@ t.test('check order: rate (429) comes before scope (403) and input (400)', async
 t.test('every API response after authentication carries RateLimit-Limit, -Remaining and -Reset', async (t) => {
   const m = await platform.merchant({ scopes: 'read,write' });
   const readOnly = platform.client((await createKey(platform.sql, m.id, 'read')).key);
-  const check = async (label: string, status: number, call: (c: ApiClient) => Promise<ApiResponse>, client: ApiClient = m.client) => {
+  const check = async (
+    label: string,
+    status: number,
+    call: (c: ApiClient) => Promise<ApiResponse>,
+    client: ApiClient = m.client,
+  ) => {
     const res = await call(client);
     t.equal(res.status, status, `${label}: ${status}`);
     const h = rateHeaders(t, res);
@@ -102,7 +117,9 @@ t.test('every API response after authentication carries RateLimit-Limit, -Remain
   await check('404 row', 404, (c) => c.get(`/api/v1/affiliates/${newId('aff')}`));
   await check('404 route', 404, (c) => c.get('/api/v1/nothing-here'));
   await check('409 conflict', 409, (c) => c.post('/api/v1/affiliates', { email: 'headers@example.com' }));
-  await check('415 not JSON', 415, (c) => c.post('/api/v1/affiliates', undefined, { raw: 'email=x', headers: { 'content-type': 'text/plain' } }));
+  await check('415 not JSON', 415, (c) =>
+    c.post('/api/v1/affiliates', undefined, { raw: 'email=x', headers: { 'content-type': 'text/plain' } }),
+  );
 
   // Remaining counts down across consecutive requests of one key.
   const a = rateHeaders(t, await m.client.get('/api/v1/affiliates'));

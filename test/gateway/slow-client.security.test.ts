@@ -42,33 +42,54 @@ function trickleUntilClosed(start: string, trickle: string): Promise<Cut> {
   });
 }
 
-t.test('headers a byte a second, a body a byte a second, an idle keep-alive connection: each cut off in time', async (t) => {
-  const headers = `GET /api/v1/affiliates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`;
-  const body = JSON.stringify({ email: 'slow@example.com', display_name: 'x'.repeat(60) });
-  const [slowHeaders, slowBody, idle] = await Promise.all([
-    trickleUntilClosed(headers[0]!, headers.slice(1)),
-    trickleUntilClosed(
-      `POST /api/v1/affiliates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
-      body,
-    ),
-    trickleUntilClosed('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n', ''),
-  ]);
+t.test(
+  'headers a byte a second, a body a byte a second, an idle keep-alive connection: each cut off in time',
+  async (t) => {
+    const headers = `GET /api/v1/affiliates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`;
+    const body = JSON.stringify({ email: 'slow@example.com', display_name: 'x'.repeat(60) });
+    const [slowHeaders, slowBody, idle] = await Promise.all([
+      trickleUntilClosed(headers[0]!, headers.slice(1)),
+      trickleUntilClosed(
+        `POST /api/v1/affiliates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+        body,
+      ),
+      trickleUntilClosed('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n', ''),
+    ]);
 
-  t.ok(slowHeaders.afterMs >= 9_000 && slowHeaders.afterMs <= 10_500, `headers: cut off within 10 s (${slowHeaders.afterMs} ms)`);
-  const h = parseRawAnswer(slowHeaders.received);
-  t.equal(h.statusLine, 'HTTP/1.1 408 Request Timeout');
-  t.equal(h.headers['content-type'], 'application/json; charset=utf-8');
-  t.equal(h.headers['connection'], 'close');
-  t.same(h.body, { error: { code: 'INVALID_INPUT', message: 'The request was not received in time', request_id: h.headers['x-request-id'] } });
-  t.match(h.headers['x-request-id'], /^req_[0-9a-z]{26}$/);
+    t.ok(
+      slowHeaders.afterMs >= 9_000 && slowHeaders.afterMs <= 10_500,
+      `headers: cut off within 10 s (${slowHeaders.afterMs} ms)`,
+    );
+    const h = parseRawAnswer(slowHeaders.received);
+    t.equal(h.statusLine, 'HTTP/1.1 408 Request Timeout');
+    t.equal(h.headers['content-type'], 'application/json; charset=utf-8');
+    t.equal(h.headers['connection'], 'close');
+    t.same(h.body, {
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'The request was not received in time',
+        request_id: h.headers['x-request-id'],
+      },
+    });
+    t.match(h.headers['x-request-id'], /^req_[0-9a-z]{26}$/);
 
-  t.ok(slowBody.afterMs >= 29_000 && slowBody.afterMs <= 31_500, `body: cut off at 30 s (${slowBody.afterMs} ms)`);
-  const b = parseRawAnswer(slowBody.received);
-  t.equal(b.statusLine, 'HTTP/1.1 408 Request Timeout');
-  t.same(b.body, { error: { code: 'INVALID_INPUT', message: 'The request was not received in time', request_id: b.headers['x-request-id'] } });
-  const [created] = await platform.sql`select 1 from affiliates where email = 'slow@example.com'`;
-  t.equal(created, undefined, 'the slow request created nothing');
+    t.ok(slowBody.afterMs >= 29_000 && slowBody.afterMs <= 31_500, `body: cut off at 30 s (${slowBody.afterMs} ms)`);
+    const b = parseRawAnswer(slowBody.received);
+    t.equal(b.statusLine, 'HTTP/1.1 408 Request Timeout');
+    t.same(b.body, {
+      error: {
+        code: 'INVALID_INPUT',
+        message: 'The request was not received in time',
+        request_id: b.headers['x-request-id'],
+      },
+    });
+    const [created] = await platform.sql`select 1 from affiliates where email = 'slow@example.com'`;
+    t.equal(created, undefined, 'the slow request created nothing');
 
-  t.match(idle.received, /^HTTP\/1\.1 200 OK\r\n/, 'the keep-alive request was answered');
-  t.ok(idle.afterMs >= 4_500 && idle.afterMs <= 7_000, `the idle keep-alive connection closed after about 5 s (${idle.afterMs} ms)`);
-});
+    t.match(idle.received, /^HTTP\/1\.1 200 OK\r\n/, 'the keep-alive request was answered');
+    t.ok(
+      idle.afterMs >= 4_500 && idle.afterMs <= 7_000,
+      `the idle keep-alive connection closed after about 5 s (${idle.afterMs} ms)`,
+    );
+  },
+);

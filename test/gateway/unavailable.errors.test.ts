@@ -17,10 +17,13 @@ function assertUnavailable(t: Asserts, res: ApiResponse) {
   t.ok(Number(retryAfter) >= 1, 'Retry-After is at least 1');
 }
 
-t.test('with the service up, requests are answered (the failures below are caused by the service going away)', async (t) => {
-  t.equal((await client.get('/api/v1/affiliates')).status, 200);
-  t.equal((await client.post('/api/v1/affiliates', { email: 'before@example.com' })).status, 201);
-});
+t.test(
+  'with the service up, requests are answered (the failures below are caused by the service going away)',
+  async (t) => {
+    t.equal((await client.get('/api/v1/affiliates')).status, 200);
+    t.equal((await client.post('/api/v1/affiliates', { email: 'before@example.com' })).status, 201);
+  },
+);
 
 t.test('with the affiliates service closed, a request is 503 UNAVAILABLE with Retry-After', async (t) => {
   await platform.affiliates.close();
@@ -37,11 +40,14 @@ t.test('with the affiliates service closed, a request is 503 UNAVAILABLE with Re
 t.test('a service that receives the request but never answers gives 503 after RPC_TIMEOUT_MS', async (t) => {
   // A real NATS peer on the operation's subject that takes every request and never responds.
   const received: RpcRequest[] = [];
-  const silent = platform.nc.subscribe(rpcSubject(platform.prefix, api.listAffiliates.service, api.listAffiliates.name), {
-    callback: (_err, msg) => {
-      received.push(decodeJson<RpcRequest>(msg.data));
+  const silent = platform.nc.subscribe(
+    rpcSubject(platform.prefix, api.listAffiliates.service, api.listAffiliates.name),
+    {
+      callback: (_err, msg) => {
+        received.push(decodeJson<RpcRequest>(msg.data));
+      },
     },
-  });
+  );
   t.teardown(() => silent.unsubscribe());
   await platform.nc.flush();
 
@@ -53,7 +59,10 @@ t.test('a service that receives the request but never answers gives 503 after RP
   t.equal(received[0]?.request_id, res.headers.get('x-request-id'), 'it carried the request id');
   t.same(received[0]?.query, { limit: '5' });
   const deadline = received[0]!.deadline;
-  t.ok(deadline > Date.now() - 10_000 && deadline <= Date.now(), 'with a deadline that has passed by the time of the 503');
+  t.ok(
+    deadline > Date.now() - 10_000 && deadline <= Date.now(),
+    'with a deadline that has passed by the time of the 503',
+  );
   t.ok(elapsed >= RPC_TIMEOUT_MS - 20, `waited for the timeout (${Math.round(elapsed)} ms)`);
   t.ok(elapsed < RPC_TIMEOUT_MS + 2700, `and not much longer (${Math.round(elapsed)} ms, generous bound)`);
 });

@@ -10,7 +10,12 @@ import { eventually, sleep } from './platform.ts';
 type Test = Asserts & { comment(...m: unknown[]): void };
 
 /** POSTs `count` purchase events, one every `everyMs` without waiting for answers: a burst that outlasts a fault. */
-export async function pacedBurst(stack: FullStack, tag: string, count: number, everyMs: number): Promise<ApiResponse[]> {
+export async function pacedBurst(
+  stack: FullStack,
+  tag: string,
+  count: number,
+  everyMs: number,
+): Promise<ApiResponse[]> {
   const sent: Promise<ApiResponse>[] = [];
   for (let i = 0; i < count; i++) {
     sent.push(stack.merchant.client.post('/api/v1/events', eventBody(tag, i)));
@@ -30,7 +35,12 @@ export async function assertAnsweredAndRetry(t: Test, stack: FullStack, response
   t.same(others, [], `only 201 and 503 (${JSON.stringify([...statuses])})`);
   if (others.length > 0) {
     const lines = [...stack.platform.logs, ...Object.values(stack.logs).flat()];
-    t.comment(lines.filter((l) => /"level":"error"/.test(l) && !/authentication failed/.test(l)).slice(0, 5).join('\n'));
+    t.comment(
+      lines
+        .filter((l) => /"level":"error"/.test(l) && !/authentication failed/.test(l))
+        .slice(0, 5)
+        .join('\n'),
+    );
   }
   t.ok((statuses.get(503) ?? 0) > 0, 'some requests met the fault and were told to retry');
   for (const r of responses.filter((r) => r.status === 503).slice(0, 3)) {
@@ -49,7 +59,11 @@ export async function assertAnsweredAndRetry(t: Test, stack: FullStack, response
     }
     final.push(status);
   }
-  t.same(final.filter((s) => s !== 200 && s !== 201), [], `every retry answered 200 or 201 (${final.length} retried)`);
+  t.same(
+    final.filter((s) => s !== 200 && s !== 201),
+    [],
+    `every retry answered 200 or 201 (${final.length} retried)`,
+  );
 }
 
 /**
@@ -59,26 +73,43 @@ export async function assertAnsweredAndRetry(t: Test, stack: FullStack, response
 export async function assertProcessedOnce(t: Test, stack: FullStack, tag: string, count: number, timeoutMs = 60_000) {
   const { sql } = stack.platform;
   const orders = Array.from({ length: count }, (_, i) => `${tag}-${i}`);
-  await eventually(async () => {
-    const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
-    return orders.every((o) => counts.has(o)) ? true : undefined;
-  }, timeoutMs, 'a level-0 commission for every event').catch(async (err: unknown) => {
+  await eventually(
+    async () => {
+      const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
+      return orders.every((o) => counts.has(o)) ? true : undefined;
+    },
+    timeoutMs,
+    'a level-0 commission for every event',
+  ).catch(async (err: unknown) => {
     // What the services said, to tell a slow recovery from a stalled one.
     const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
     t.comment(`missing: ${orders.filter((o) => !counts.has(o)).length} of ${count}`);
     for (const [name, lines] of Object.entries(stack.logs)) {
-      t.comment(`${name}: ${lines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-8).join('\n')}`);
+      t.comment(
+        `${name}: ${lines
+          .filter((l) => /"level":"(warn|error)"/.test(l))
+          .slice(-8)
+          .join('\n')}`,
+      );
     }
     throw err;
   });
   await sleep(2000); // any duplicate would have appeared by now
   const counts = await levelZeroCounts(sql, stack.merchant.id, tag);
   t.equal(counts.size, count, 'every event has its commission');
-  t.same([...counts.values()].filter((n) => n !== 1), [], 'exactly one level-0 commission each');
+  t.same(
+    [...counts.values()].filter((n) => n !== 1),
+    [],
+    'exactly one level-0 commission each',
+  );
 
   const messages = await outboxIds(sql, stack.merchant.id, 'commission.created', tag);
   t.equal(messages.length, count, 'one commission.created each');
-  await eventually(async () => (messages.every((id) => receivedIds(stack, 'commission.created').has(id)) ? true : undefined), timeoutMs, 'every webhook');
+  await eventually(
+    async () => (messages.every((id) => receivedIds(stack, 'commission.created').has(id)) ? true : undefined),
+    timeoutMs,
+    'every webhook',
+  );
   for (const [name, service] of Object.entries(stack.services)) {
     t.equal((await fetch(`http://127.0.0.1:${service.opsPort}/readyz`)).status, 200, `${name} ready again`);
   }

@@ -2,7 +2,9 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { buildOpenApi } from '@platform/gateway/openapi';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  a: Ajv2020,
+) => Ajv2020;
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -49,7 +51,8 @@ export class ApiClient {
     }
     const res = await fetch(this.baseUrl + path, { method, headers, body });
     const text = await res.text();
-    if (res.status === 204 && text !== '') throw new Error(`${method} ${path} answered 204 with a body: ${text.slice(0, 200)}`);
+    if (res.status === 204 && text !== '')
+      throw new Error(`${method} ${path} answered 204 with a body: ${text.slice(0, 200)}`);
     let parsed: unknown = undefined;
     if ((res.headers.get('content-type') ?? '').includes('application/json')) parsed = JSON.parse(text);
     if (!init.skipSchemaCheck) checkAgainstOpenApi(method, path, res.status, parsed);
@@ -71,7 +74,8 @@ const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
 ajv.addSchema({ ...doc, $id: 'openapi' });
 const compiled = new Map<string, ValidateFunction>();
 
-const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+const pointer = (...parts: string[]) =>
+  parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 
 function validatorFor(ref: string): ValidateFunction {
   let v = compiled.get(ref);
@@ -100,17 +104,35 @@ export function checkAgainstOpenApi(method: string, url: string, status: number,
     return;
   }
   if (!op) return; // not an API operation (healthz, openapi itself)
-  if (!op.responses[String(status)]) throw new Error(`OpenAPI: ${method} ${path} answered ${status}, which the document does not list`);
+  if (!op.responses[String(status)])
+    throw new Error(`OpenAPI: ${method} ${path} answered ${status}, which the document does not list`);
   if (status === 204) {
     if (body !== undefined) throw new Error(`OpenAPI: ${method} ${path} answered 204 with a body`);
     return;
   }
   if (path === '/api/v1/openapi') return;
-  check(validatorFor(pointer('paths', match!.template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema')), body, `${method} ${path} → ${status}`);
+  check(
+    validatorFor(
+      pointer(
+        'paths',
+        match!.template,
+        method.toLowerCase(),
+        'responses',
+        String(status),
+        'content',
+        'application/json',
+        'schema',
+      ),
+    ),
+    body,
+    `${method} ${path} → ${status}`,
+  );
 }
 
 function check(validate: ValidateFunction, body: unknown, what: string) {
   if (!validate(body)) {
-    throw new Error(`OpenAPI: response of ${what} does not match the document: ${JSON.stringify(validate.errors?.slice(0, 3))}\n${JSON.stringify(body).slice(0, 500)}`);
+    throw new Error(
+      `OpenAPI: response of ${what} does not match the document: ${JSON.stringify(validate.errors?.slice(0, 3))}\n${JSON.stringify(body).slice(0, 500)}`,
+    );
   }
 }

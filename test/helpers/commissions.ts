@@ -46,7 +46,11 @@ export async function startCommissions(
   opts: { now?: () => Date; env?: Record<string, string> } = {},
 ): Promise<{ service: CommissionsService; logs: string[] }> {
   const logger = captureLogger('commissions');
-  const service = await startCommissionsService(loadCommissionsConfig({ ...platform.env, ...opts.env }), logger.log, opts.now ? { now: opts.now } : {});
+  const service = await startCommissionsService(
+    loadCommissionsConfig({ ...platform.env, ...opts.env }),
+    logger.log,
+    opts.now ? { now: opts.now } : {},
+  );
   t.teardown(() => service.close());
   return { service, logs: logger.lines };
 }
@@ -68,14 +72,24 @@ export function conversion(over: Partial<ConversionRecorded> & { affiliate_id: s
 }
 
 /** Writes conversion.recorded outbox rows in one transaction; the running relays publish them. */
-export async function recordConversions(sql: Sql, merchantId: string, conversions: ConversionRecorded[]): Promise<void> {
+export async function recordConversions(
+  sql: Sql,
+  merchantId: string,
+  conversions: ConversionRecorded[],
+): Promise<void> {
   await sql.begin(async (tx) => {
     for (const c of conversions) await enqueueEvent(tx, merchantId, 'conversion.recorded', c);
   });
 }
 
 /** Publishes one envelope straight onto the CONVERSIONS stream (JetStream dedupes on the message id only). */
-export async function publishConversion(nc: NatsConnection, prefix: string, merchantId: string, data: ConversionRecorded, messageId = newId('msg')) {
+export async function publishConversion(
+  nc: NatsConnection,
+  prefix: string,
+  merchantId: string,
+  data: ConversionRecorded,
+  messageId = newId('msg'),
+) {
   const envelope: DomainEvent<ConversionRecorded, 'conversion.recorded'> = {
     id: messageId,
     type: 'conversion.recorded',
@@ -83,13 +97,21 @@ export async function publishConversion(nc: NatsConnection, prefix: string, merc
     merchant_id: merchantId,
     data,
   };
-  return jetstream(nc).publish(outboxSubject(prefix, 'conversion.recorded'), encodeJson(envelope), { msgID: messageId });
+  return jetstream(nc).publish(outboxSubject(prefix, 'conversion.recorded'), encodeJson(envelope), {
+    msgID: messageId,
+  });
 }
 
 /** Every event of a type on the DOMAIN_EVENTS stream, oldest first, read with an ordered consumer. */
-export async function streamEvents<D = Record<string, unknown>>(nc: NatsConnection, prefix: string, type: DomainEventType): Promise<DomainEvent<D>[]> {
+export async function streamEvents<D = Record<string, unknown>>(
+  nc: NatsConnection,
+  prefix: string,
+  type: DomainEventType,
+): Promise<DomainEvent<D>[]> {
   const js = jetstream(nc);
-  const consumer = await js.consumers.get(streamName(prefix, 'DOMAIN_EVENTS'), { filter_subjects: domainEventSubject(prefix, type) });
+  const consumer = await js.consumers.get(streamName(prefix, 'DOMAIN_EVENTS'), {
+    filter_subjects: domainEventSubject(prefix, type),
+  });
   const events: DomainEvent<D>[] = [];
   for (;;) {
     const batch = await consumer.fetch({ max_messages: 1000, expires: 1000 });
@@ -126,7 +148,12 @@ export async function awaitStreamEvents<D = Record<string, unknown>>(
 }
 
 /** Waits until the service has processed (committed) these conversion events. */
-export async function awaitProcessed(sql: Sql, merchantId: string, eventIds: string[], timeoutMs = 15_000): Promise<void> {
+export async function awaitProcessed(
+  sql: Sql,
+  merchantId: string,
+  eventIds: string[],
+  timeoutMs = 15_000,
+): Promise<void> {
   await eventually(
     async () => {
       const [row] = await sql<{ n: number }[]>`

@@ -14,7 +14,10 @@ import { startDispatcher } from './webhooks.ts';
  */
 export const PASSWORD = 'correct horse battery';
 
-export async function startDashboardPlatform(t: TestLike, opts: { services?: ('events' | 'commissions' | 'dispatcher')[]; env?: Record<string, string> } = {}) {
+export async function startDashboardPlatform(
+  t: TestLike,
+  opts: { services?: ('events' | 'commissions' | 'dispatcher')[]; env?: Record<string, string> } = {},
+) {
   const platform = await startPlatform(t, { env: { LOG_LEVEL: 'info', ...opts.env } });
   const services = new Set(opts.services ?? []);
   if (services.has('events')) {
@@ -35,14 +38,23 @@ export interface DashboardMerchant {
 }
 
 /** A merchant on `plan` with a dashboard user (and, made while on growth, an API key for the test's own checks). */
-export async function dashboardMerchant(platform: Platform, plan: Plan = 'growth', email = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`): Promise<DashboardMerchant> {
+export async function dashboardMerchant(
+  platform: Platform,
+  plan: Plan = 'growth',
+  email = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`,
+): Promise<DashboardMerchant> {
   const m = await platform.merchant({ plan });
   await createUser(platform.sql, m.id, email, PASSWORD);
   return { id: m.id, email, key: m.key, client: m.client };
 }
 
 /** Signs in over HTTP: the session cookie's value and the CSRF token. */
-export async function signInHttp(baseUrl: string, email: string, password = PASSWORD, headers: Record<string, string> = {}) {
+export async function signInHttp(
+  baseUrl: string,
+  email: string,
+  password = PASSWORD,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${baseUrl}/dashboard/api/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -50,7 +62,14 @@ export async function signInHttp(baseUrl: string, email: string, password = PASS
   });
   const body = (await res.json()) as { csrf_token?: string; error?: { code: string; message: string } };
   const cookie = /dash_session=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1];
-  return { status: res.status, body, cookie, csrf: body.csrf_token, setCookie: res.headers.get('set-cookie'), headers: res.headers };
+  return {
+    status: res.status,
+    body,
+    cookie,
+    csrf: body.csrf_token,
+    setCookie: res.headers.get('set-cookie'),
+    headers: res.headers,
+  };
 }
 
 /** A request as the dashboard makes it: the session cookie, and the CSRF token unless `csrf` is false. */
@@ -65,7 +84,11 @@ export async function sessionRequest(
   const headers: Record<string, string> = { cookie: `dash_session=${session.cookie}` };
   if (opts.csrf !== false && session.csrf) headers['x-csrf-token'] = session.csrf;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -122,9 +145,16 @@ export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   // The callbacks run in the page: its globals are reached through globalThis (this file has no DOM types).
   const violations = await page.evaluate(async () => {
-    const page = globalThis as unknown as { axe: { run: (ctx: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> }; document: unknown };
+    const page = globalThis as unknown as {
+      axe: {
+        run: (ctx: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+      };
+      document: unknown;
+    };
     const result = await page.axe.run(page.document);
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
   return violations;
 }

@@ -8,7 +8,14 @@ export type Detail = { path: string; message: string };
  * status, and `request_id` is the `x-request-id` header. (test/gateway/expect.ts `assertError` checks the envelope's
  * shape when the message is not the point.)
  */
-export function expectError(t: Test, res: ApiResponse, status: number, code: string, message: string, details?: Detail[]): void {
+export function expectError(
+  t: Test,
+  res: ApiResponse,
+  status: number,
+  code: string,
+  message: string,
+  details?: Detail[],
+): void {
   t.equal(res.status, status, `status ${status}`);
   const requestId = res.headers.get('x-request-id');
   t.ok(requestId, 'x-request-id header');

@@ -26,7 +26,11 @@ export async function startFullStack(
     merchant?: Parameters<Platform['merchant']>[0];
   } = {},
 ) {
-  const platform = await startPlatform(t, { natsUrl: opts.natsUrl, env: { LOG_LEVEL: 'info', ...opts.env }, serviceDatabaseUrl: opts.serviceDatabaseUrl });
+  const platform = await startPlatform(t, {
+    natsUrl: opts.natsUrl,
+    env: { LOG_LEVEL: 'info', ...opts.env },
+    serviceDatabaseUrl: opts.serviceDatabaseUrl,
+  });
   const eventsLog = captureLogger('events');
   const events = await startEventsService(loadEventsConfig({ ...platform.env }), eventsLog.log);
   t.teardown(() => events.close());
@@ -37,7 +41,10 @@ export async function startFullStack(
   const affiliate = await createAffiliate(merchant.client, 'lead@example.com');
   await createCoupon(merchant.client, affiliate.id, 'LEAD10');
   const receiver = await startReceiver(t);
-  const endpoint = await merchant.client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['affiliate.created', 'commission.created'] });
+  const endpoint = await merchant.client.post('/api/v1/webhook_endpoints', {
+    url: receiver.url,
+    event_types: ['affiliate.created', 'commission.created'],
+  });
   if (endpoint.status !== 201) throw new Error(`creating the endpoint answered ${endpoint.status}: ${endpoint.text}`);
   const services: Record<string, ServiceRuntime> = {
     affiliates: platform.affiliates,
@@ -45,13 +52,25 @@ export async function startFullStack(
     commissions: commissions.service,
     dispatcher: dispatcher.dispatcher,
   };
-  return { platform, services, merchant, affiliate, receiver, logs: { events: eventsLog.lines, commissions: commissions.logs, dispatcher: dispatcher.logs } };
+  return {
+    platform,
+    services,
+    merchant,
+    affiliate,
+    receiver,
+    logs: { events: eventsLog.lines, commissions: commissions.logs, dispatcher: dispatcher.logs },
+  };
 }
 
 export type FullStack = Awaited<ReturnType<typeof startFullStack>>;
 
 /** POSTs `count` purchase events attributed by the coupon; the responses, in order. */
-export async function postEvents(client: ApiClient, tag: string, count: number, concurrency = 10): Promise<ApiResponse[]> {
+export async function postEvents(
+  client: ApiClient,
+  tag: string,
+  count: number,
+  concurrency = 10,
+): Promise<ApiResponse[]> {
   const responses: ApiResponse[] = new Array(count);
   let next = 0;
   await Promise.all(
@@ -62,7 +81,13 @@ export async function postEvents(client: ApiClient, tag: string, count: number, 
   return responses;
 }
 
-export const eventBody = (tag: string, i: number) => ({ event_type: 'purchase', external_id: `${tag}-${i}`, amount: 100, currency: 'USD', coupon: 'lead10' });
+export const eventBody = (tag: string, i: number) => ({
+  event_type: 'purchase',
+  external_id: `${tag}-${i}`,
+  amount: 100,
+  currency: 'USD',
+  coupon: 'lead10',
+});
 
 /** Level-0 commissions per external order id of the merchant, for orders whose id starts with `tag`. */
 export async function levelZeroCounts(sql: Sql, merchantId: string, tag: string): Promise<Map<string, number>> {
@@ -74,7 +99,13 @@ export async function levelZeroCounts(sql: Sql, merchantId: string, tag: string)
 }
 
 /** Waits until every one of `orderIds` has a level-0 commission; how long that took. */
-export async function awaitCommissions(sql: Sql, merchantId: string, tag: string, orderIds: string[], timeoutMs: number): Promise<number> {
+export async function awaitCommissions(
+  sql: Sql,
+  merchantId: string,
+  tag: string,
+  orderIds: string[],
+  timeoutMs: number,
+): Promise<number> {
   const started = Date.now();
   await eventually(
     async () => {
@@ -93,7 +124,12 @@ export function receivedIds(stack: FullStack, type: string): Set<string> {
 }
 
 /** The outbox message ids of the merchant's affiliate.created (by e-mail) and commission.created (by order) of `tag`. */
-export async function outboxIds(sql: Sql, merchantId: string, type: 'affiliate.created' | 'commission.created', tag: string): Promise<string[]> {
+export async function outboxIds(
+  sql: Sql,
+  merchantId: string,
+  type: 'affiliate.created' | 'commission.created',
+  tag: string,
+): Promise<string[]> {
   const field = type === 'affiliate.created' ? 'email' : 'order_id';
   const rows = await sql<{ id: string }[]>`
     select id from outbox where merchant_id = ${merchantId} and type = ${type} and data->>${field} like ${tag + '-%'} order by seq`;

@@ -1,7 +1,18 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,10 +45,21 @@ export function helmBinary(): string {
 }
 
 /** helm with its own config and cache folders (nothing from the machine's user), answering its output. */
-export async function helm(t: TestLike, args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function helm(
+  t: TestLike,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const home = mkdtempSync(join(tmpdir(), 'helm-home-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  const env = { PATH: process.env['PATH'] ?? '', HELM_CONFIG_HOME: home, HELM_CACHE_HOME: home, HELM_DATA_HOME: home, HOME: home, ...extraEnv };
+  const env = {
+    PATH: process.env['PATH'] ?? '',
+    HELM_CONFIG_HOME: home,
+    HELM_CACHE_HOME: home,
+    HELM_DATA_HOME: home,
+    HOME: home,
+    ...extraEnv,
+  };
   try {
     const { stdout, stderr } = await run(helmBinary(), args, { env, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
@@ -120,7 +142,10 @@ export const ciValuesFiles = (): string[] =>
  * the server's version and API groups only, which a loopback server answers with discovery documents (no objects
  * are read or written). Answers the rendered objects, hooks included.
  */
-export async function renderUpgrade(t: TestLike, opts: { fromRevision: number; valuesFiles: string[] }): Promise<K8sObject[]> {
+export async function renderUpgrade(
+  t: TestLike,
+  opts: { fromRevision: number; valuesFiles: string[] },
+): Promise<K8sObject[]> {
   const discovery: Record<string, unknown> = {
     '/version': { major: '1', minor: '35', gitVersion: 'v1.35.0' },
     '/api': { kind: 'APIVersions', versions: ['v1'] },
@@ -136,17 +161,38 @@ export async function renderUpgrade(t: TestLike, opts: { fromRevision: number; v
   const dir = mkdtempSync(join(tmpdir(), 'helm-upgrade-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { port } = server.address() as AddressInfo;
-  writeFileSync(join(dir, 'kubeconfig'), JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'local', cluster: { server: `http://127.0.0.1:${port}` } }],
-    users: [{ name: 'local', user: {} }],
-    contexts: [{ name: 'local', context: { cluster: 'local', user: 'local', namespace: 'platform' } }],
-    'current-context': 'local',
-  }));
-  const history = [{ name: 'aff', namespace: 'platform', version: opts.fromRevision, info: { status: 'deployed' }, chart: { metadata: { name: 'affiliate-platform', version: '0.1.0' } }, config: {} }];
+  writeFileSync(
+    join(dir, 'kubeconfig'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster: { server: `http://127.0.0.1:${port}` } }],
+      users: [{ name: 'local', user: {} }],
+      contexts: [{ name: 'local', context: { cluster: 'local', user: 'local', namespace: 'platform' } }],
+      'current-context': 'local',
+    }),
+  );
+  const history = [
+    {
+      name: 'aff',
+      namespace: 'platform',
+      version: opts.fromRevision,
+      info: { status: 'deployed' },
+      chart: { metadata: { name: 'affiliate-platform', version: '0.1.0' } },
+      config: {},
+    },
+  ];
   writeFileSync(join(dir, 'releases.json'), JSON.stringify(history));
-  const args = ['upgrade', 'aff', renderableChart(t), '--dry-run=client', '--namespace', 'platform', '--kubeconfig', join(dir, 'kubeconfig')];
+  const args = [
+    'upgrade',
+    'aff',
+    renderableChart(t),
+    '--dry-run=client',
+    '--namespace',
+    'platform',
+    '--kubeconfig',
+    join(dir, 'kubeconfig'),
+  ];
   for (const file of opts.valuesFiles) args.push('-f', file);
   const result = await helm(t, args, { HELM_DRIVER: 'memory', HELM_MEMORY_DRIVER_DATA: join(dir, 'releases.json') });
   if (result.code !== 0) throw new Error(`helm upgrade --dry-run failed: ${result.stderr}`);

@@ -27,10 +27,15 @@ export async function startNatsServer(t: TestLike) {
   const output: string[] = [];
 
   const start = async () => {
-    const c = spawn(NATS_SERVER, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(NATS_SERVER, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = c;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`nats-server did not start in 15 s:\n${output.slice(-20).join('')}`)), 15_000);
+      const timer = setTimeout(
+        () => reject(new Error(`nats-server did not start in 15 s:\n${output.slice(-20).join('')}`)),
+        15_000,
+      );
       const onData = (chunk: Buffer) => {
         output.push(chunk.toString());
         if (/Server is ready/.test(chunk.toString())) {

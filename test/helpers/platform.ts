@@ -22,7 +22,8 @@ export interface TestLike {
 }
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ADMIN_URL = process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN_URL =
+  process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
 const randomName = () => randomBytes(5).toString('hex');
@@ -41,7 +42,10 @@ export const bestEffort = (what: string, step: () => Promise<unknown>) => async 
 };
 
 /** A fresh database of its own (migrated unless `migrated: false`), dropped at teardown. */
-export async function createTestDatabase(t: TestLike, opts: { migrated?: boolean } = {}): Promise<{ url: string; sql: Sql }> {
+export async function createTestDatabase(
+  t: TestLike,
+  opts: { migrated?: boolean } = {},
+): Promise<{ url: string; sql: Sql }> {
   const name = `t_${randomName()}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}"`);
@@ -78,7 +82,8 @@ export async function createTestNats(t: TestLike, natsUrl = NATS_URL): Promise<{
       try {
         const jsm = await jetstreamManager(nc);
         for await (const s of jsm.streams.list()) {
-          if (s.config.name.startsWith(prefix.toUpperCase() + '_')) await jsm.streams.delete(s.config.name).catch(() => {});
+          if (s.config.name.startsWith(prefix.toUpperCase() + '_'))
+            await jsm.streams.delete(s.config.name).catch(() => {});
         }
       } finally {
         await nc.drain().catch(() => nc.close());
@@ -106,7 +111,12 @@ export interface Platform {
   logs: string[];
   env: Record<string, string>;
   /** A merchant (growth plan unless told) with a key of the given scopes, and a client for it. */
-  merchant(opts?: { plan?: Plan; scopes?: string; rateLimit?: number; name?: string }): Promise<{ id: string; key: string; keyId: string; client: ApiClient }>;
+  merchant(opts?: {
+    plan?: Plan;
+    scopes?: string;
+    rateLimit?: number;
+    name?: string;
+  }): Promise<{ id: string; key: string; keyId: string; client: ApiClient }>;
   client(key?: string, baseUrl?: string): ApiClient;
 }
 
@@ -141,9 +151,13 @@ export async function startPlatform(
     ...opts.env,
   };
   const logger = (service: string) => createLogger({ service }, 'debug', (line) => logs.push(line));
-  const affiliates = await startAffiliatesService(loadAffiliatesConfig({ ...env, ...opts.affiliatesEnv }), logger('affiliates'));
+  const affiliates = await startAffiliatesService(
+    loadAffiliatesConfig({ ...env, ...opts.affiliatesEnv }),
+    logger('affiliates'),
+  );
   const gateways: RunningGateway[] = [];
-  for (let i = 0; i < (opts.gateways ?? 1); i++) gateways.push(await startGateway(loadGatewayConfig(env), logger(`gateway-${i}`)));
+  for (let i = 0; i < (opts.gateways ?? 1); i++)
+    gateways.push(await startGateway(loadGatewayConfig(env), logger(`gateway-${i}`)));
   t.teardown(
     bestEffort('stopping the gateways and the affiliates service', async () => {
       for (const g of gateways) await g.close();
@@ -163,9 +177,14 @@ export async function startPlatform(
     env,
     client: (key, url) => new ApiClient(url ?? baseUrl, key),
     async merchant(m = {}) {
-      const merchant = await createMerchant(db.sql, m.name ?? `Merchant ${randomName()}`, m.plan === 'free' || m.plan === 'starter' ? 'growth' : (m.plan ?? 'growth'));
+      const merchant = await createMerchant(
+        db.sql,
+        m.name ?? `Merchant ${randomName()}`,
+        m.plan === 'free' || m.plan === 'starter' ? 'growth' : (m.plan ?? 'growth'),
+      );
       const key = await createKey(db.sql, merchant!['id'], m.scopes ?? 'read,write', m.rateLimit);
-      if (m.plan === 'free' || m.plan === 'starter') await db.sql`update merchants set plan = ${m.plan} where id = ${merchant!['id']}`;
+      if (m.plan === 'free' || m.plan === 'starter')
+        await db.sql`update merchants set plan = ${m.plan} where id = ${merchant!['id']}`;
       return { id: merchant!['id'] as string, key: key.key, keyId: key.id, client: new ApiClient(baseUrl, key.key) };
     },
   };
@@ -196,7 +215,9 @@ export async function spawnService(
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
-    child.once('exit', (code) => reject(new Error(`${service} exited with ${code} before starting:\n${output.join('\n')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${service} exited with ${code} before starting:\n${output.join('\n')}`)),
+    );
     setTimeout(() => reject(new Error(`${service} did not start in 30 s:\n${output.join('\n')}`)), 30_000).unref();
   });
   return { child, output, exited };
@@ -205,7 +226,11 @@ export async function spawnService(
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -10,7 +10,9 @@ export interface RawAnswer {
 export function parseRawAnswer(raw: string): RawAnswer {
   const [head, body] = raw.split('\r\n\r\n');
   const [statusLine, ...headerLines] = head!.split('\r\n');
-  const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = Object.fromEntries(
+    headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
   return { statusLine: statusLine!, headers, body: JSON.parse(body || 'null') };
 }
 

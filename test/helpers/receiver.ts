@@ -16,7 +16,11 @@ export interface ReceivedWebhook {
  * Verifies a received webhook's Standard Webhooks signature with `secret` and answers the parsed payload; throws when
  * the signature does not match. `body` replaces the received body (to check that a tampered body is refused).
  */
-export const verifyWebhook = (secret: string, hook: { body: string; headers: Record<string, unknown> }, body = hook.body) =>
+export const verifyWebhook = (
+  secret: string,
+  hook: { body: string; headers: Record<string, unknown> },
+  body = hook.body,
+) =>
   new Webhook(secret).verify(body, {
     'webhook-id': String(hook.headers['webhook-id']),
     'webhook-timestamp': String(hook.headers['webhook-timestamp']),
@@ -43,7 +47,13 @@ export async function startReceiver(t: TestLike, respond: Responder = (_r, _n, r
       } catch {
         // recorded as is
       }
-      const hook: ReceivedWebhook = { at: Date.now(), headers: req.headers, body, id: String(req.headers['webhook-id'] ?? ''), type };
+      const hook: ReceivedWebhook = {
+        at: Date.now(),
+        headers: req.headers,
+        body,
+        id: String(req.headers['webhook-id'] ?? ''),
+        type,
+      };
       received.push(hook);
       void Promise.resolve(responder(hook, received.length, res)).catch(() => res.destroy());
     });

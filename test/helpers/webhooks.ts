@@ -43,7 +43,10 @@ export async function startWebhookPlatform(t: TestLike, env: Record<string, stri
 /** Another dispatcher (replica, or one with other settings) on an existing platform. */
 export async function startDispatcher(t: TestLike, platform: Platform, env: Record<string, string> = {}) {
   const { log, lines } = captureLogger('dispatcher');
-  const dispatcher = await startDispatcherService(loadDispatcherConfig({ ...platform.env, ...TEST_DISPATCHER_ENV, ...env }), log);
+  const dispatcher = await startDispatcherService(
+    loadDispatcherConfig({ ...platform.env, ...TEST_DISPATCHER_ENV, ...env }),
+    log,
+  );
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -64,14 +67,29 @@ export interface LoggedDelivery {
   dead_letter_reason: string | null;
   next_attempt_at: string | null;
   created_at: string;
-  attempts: { attempted_at: string; status_code: number | null; error: string | null; duration_ms: number; response_body: string }[];
+  attempts: {
+    attempted_at: string;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    response_body: string;
+  }[];
 }
 
 /**
  * Registers an endpoint straight through the dispatcher's endpoint module (same URL guard and secret encryption as
  * the API), for tests that need one while no dispatcher is running.
  */
-export async function registerEndpoint(platform: Platform, merchantId: string, body: { url: string; event_types?: DomainEventType[] }) {
+export async function registerEndpoint(
+  platform: Platform,
+  merchantId: string,
+  body: { url: string; event_types?: DomainEventType[] },
+) {
   const config = loadDispatcherConfig({ ...platform.env, ...TEST_DISPATCHER_ENV });
-  return createEndpoint(platform.sql, { masterKey: encryptionKey(config), policy: addressPolicyOf(config) }, merchantId, body);
+  return createEndpoint(
+    platform.sql,
+    { masterKey: encryptionKey(config), policy: addressPolicyOf(config) },
+    merchantId,
+    body,
+  );
 }

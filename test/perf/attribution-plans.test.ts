@@ -35,7 +35,12 @@ t.test('eight batches of every size use one generic plan and read the right rows
     ]);
     t.equal(contexts[0]?.visit?.affiliate_id, 'aff_plans_1', `call ${i + 1}: the visit's affiliate`);
     t.equal(contexts[0]?.visit?.affiliate_status, 'approved', `call ${i + 1}: its status`);
-    if (i % 2 === 0) t.same(contexts[1]?.couponOwner, { affiliate_id: 'aff_plans_2', status: 'suspended' }, `call ${i + 1}: the coupon's owner`);
+    if (i % 2 === 0)
+      t.same(
+        contexts[1]?.couponOwner,
+        { affiliate_id: 'aff_plans_2', status: 'suspended' },
+        `call ${i + 1}: the coupon's owner`,
+      );
     if (i % 4 === 0) {
       t.equal(contexts[2]?.visit, undefined, `call ${i + 1}: another merchant's lookup finds no visit of this one`);
       t.equal(contexts[2]?.couponOwner, undefined, `call ${i + 1}: nor its coupon`);
@@ -60,7 +65,12 @@ t.test('the events service reads attribution on its generic-plan connections', a
   await setSettings(platform.sql, merchant.id, { landing_url: 'https://shop.example.com/' });
   const jane = await createAffiliate(merchant.client, 'jane@example.com');
   const visitId = await clickReferralLink(platform.baseUrl, merchant.id, jane.slug);
-  const res = await merchant.client.post('/api/v1/events', { event_type: 'purchase', external_id: 'plans-1', cookie_id: visitId, amount: 10 });
+  const res = await merchant.client.post('/api/v1/events', {
+    event_type: 'purchase',
+    external_id: 'plans-1',
+    cookie_id: visitId,
+    amount: 10,
+  });
   t.equal(res.status, 201);
   t.equal(res.body.attributed_by, 'cookie');
   const backends = await platform.sql<{ query: string }[]>`

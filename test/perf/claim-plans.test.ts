@@ -40,7 +40,13 @@ t.test('a claim of another endpoint reads its own deliveries, not the backlog', 
   await sql.begin(async (tx) => {
     await lockEndpoints(tx, [quietEndpoint]);
     const before = await activeIndexReads(tx);
-    const claimed = await claimDue(tx, { endpointIds: [quietEndpoint], limit: 10, replicaId: 'test', leaseMs: 30_000, endpointConcurrency: 16 });
+    const claimed = await claimDue(tx, {
+      endpointIds: [quietEndpoint],
+      limit: 10,
+      replicaId: 'test',
+      leaseMs: 30_000,
+      endpointConcurrency: 16,
+    });
     t.same(claimed.map((c) => c.id).sort(), [...mine].sort(), 'both due deliveries leased');
     const read = (await activeIndexReads(tx)) - before;
     t.ok(read < 100, `${read} index entries read (the backlog has 4,000)`);
@@ -58,9 +64,14 @@ t.test('hints: the sweeper marks by primary key, and clearing them does too', as
     t.ok(read < 4100, `${read} index entries read by the sweep (the backlog has 4,000)`);
 
     const beforeClear = await activeIndexReads(tx);
-    await clearHints(tx, hinted.map((h) => h.id));
-    const cleared = (await tx<{ n: number }[]>`
-      select count(*)::int as n from webhook_deliveries where id = any(${hinted.map((h) => h.id)}::text[]) and queued_at is null`)[0]!.n;
+    await clearHints(
+      tx,
+      hinted.map((h) => h.id),
+    );
+    const cleared = (
+      await tx<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where id = any(${hinted.map((h) => h.id)}::text[]) and queued_at is null`
+    )[0]!.n;
     t.equal(cleared, 16, 'the hints are cleared');
     t.ok((await activeIndexReads(tx)) - beforeClear < 100, 'clearing read by primary key');
   });

@@ -1,6 +1,13 @@
 import t from 'tap';
 import { startPlatform } from '../helpers/platform.ts';
-import { awaitProcessed, conversion, createAffiliate, publishConversion, setMerchantSettings, startCommissions } from '../helpers/commissions.ts';
+import {
+  awaitProcessed,
+  conversion,
+  createAffiliate,
+  publishConversion,
+  setMerchantSettings,
+  startCommissions,
+} from '../helpers/commissions.ts';
 
 /**
  * The commissions service paces its batches of conversion.recorded (CONVERSION_BATCH_INTERVAL_MS): a conversion
@@ -14,7 +21,11 @@ const BATCH_MAX = 4;
 
 const platform = await startPlatform(t);
 await startCommissions(t, platform, {
-  env: { CONVERSION_BATCH_INTERVAL_MS: String(INTERVAL_MS), CONVERSION_BATCH_MAX: String(BATCH_MAX), CONVERSION_CONCURRENCY: '1' },
+  env: {
+    CONVERSION_BATCH_INTERVAL_MS: String(INTERVAL_MS),
+    CONVERSION_BATCH_MAX: String(BATCH_MAX),
+    CONVERSION_CONCURRENCY: '1',
+  },
 });
 const m = await platform.merchant();
 await setMerchantSettings(platform.sql, m.id, ['default_rate=0.1']);
@@ -36,7 +47,10 @@ t.test('conversions within the interval after a batch are processed together at 
   await publishConversion(platform.nc, platform.prefix, m.id, first);
   await awaitProcessed(platform.sql, m.id, [first.event_id]);
   const firstSeen = performance.now();
-  t.ok(firstSeen - quietStart < INTERVAL_MS, 'the first conversion, after a quiet spell, did not wait for the interval');
+  t.ok(
+    firstSeen - quietStart < INTERVAL_MS,
+    'the first conversion, after a quiet spell, did not wait for the interval',
+  );
 
   // Published one by one, each acknowledged by JetStream before the next: without pacing each would be a batch.
   const later = affiliates.slice(1).map((a) => conversion({ affiliate_id: a.id }));
@@ -48,14 +62,21 @@ t.test('conversions within the interval after a batch are processed together at 
   );
   const gap = performance.now() - firstSeen;
   t.same(await transactionSizesOf(later.map((c) => c.event_id)), [3], 'one transaction processed the three');
-  t.ok(gap >= INTERVAL_MS / 2, `they were processed ${gap.toFixed(0)} ms after the first was seen, not sooner than the interval allows`);
+  t.ok(
+    gap >= INTERVAL_MS / 2,
+    `they were processed ${gap.toFixed(0)} ms after the first was seen, not sooner than the interval allows`,
+  );
 
-  const [commissions] = await platform.sql<{ n: number }[]>`select count(*)::int as n from commissions where merchant_id = ${m.id}`;
+  const [commissions] = await platform.sql<
+    { n: number }[]
+  >`select count(*)::int as n from commissions where merchant_id = ${m.id}`;
   t.equal(commissions!.n, 4, 'one commission for each conversion');
 });
 
 t.test('a burst larger than CONVERSION_BATCH_MAX is split into transactions of at most that many', async (t) => {
-  const burst = Array.from({ length: 9 }, (_, i) => conversion({ affiliate_id: affiliates[i % affiliates.length]!.id }));
+  const burst = Array.from({ length: 9 }, (_, i) =>
+    conversion({ affiliate_id: affiliates[i % affiliates.length]!.id }),
+  );
   for (const c of burst) await publishConversion(platform.nc, platform.prefix, m.id, c);
   await awaitProcessed(
     platform.sql,
@@ -63,10 +84,16 @@ t.test('a burst larger than CONVERSION_BATCH_MAX is split into transactions of a
     burst.map((c) => c.event_id),
   );
   const sizes = await transactionSizesOf(burst.map((c) => c.event_id));
-  t.equal(sizes.reduce((a, b) => a + b, 0), 9, 'every conversion of the burst was processed');
+  t.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    9,
+    'every conversion of the burst was processed',
+  );
   t.ok(sizes[0]! <= BATCH_MAX, `no transaction processed more than ${BATCH_MAX} (sizes ${sizes.join(', ')})`);
   t.ok(sizes.length >= 3, `the nine took at least three transactions (sizes ${sizes.join(', ')})`);
 
-  const [commissions] = await platform.sql<{ n: number }[]>`select count(*)::int as n from commissions where merchant_id = ${m.id}`;
+  const [commissions] = await platform.sql<
+    { n: number }[]
+  >`select count(*)::int as n from commissions where merchant_id = ${m.id}`;
   t.equal(commissions!.n, 13, 'one commission for each of the thirteen conversions');
 });

@@ -25,7 +25,9 @@ t.test('the installed postgres driver carries the queue fix', async (t) => {
 });
 
 t.test('a queue cycled as the pool cycles busy connections keeps its order and members', async (t) => {
-  const { default: Queue } = (await import(pathToFileURL(resolve(root, 'src/queue.js')).href)) as { default: <T>() => DriverQueue<T> };
+  const { default: Queue } = (await import(pathToFileURL(resolve(root, 'src/queue.js')).href)) as {
+    default: <T>() => DriverQueue<T>;
+  };
   const busy = Queue<string>();
   const connections = Array.from({ length: 10 }, (_, i) => `c${i}`);
   for (const c of connections) busy.push(c);

@@ -12,15 +12,26 @@ const INTERVAL_MS = 1000;
 const { platform } = await startWithEvents(t, { env: { EVENT_BATCH_INTERVAL_MS: String(INTERVAL_MS) } });
 const merchant = await platform.merchant();
 
-const event = (externalId: string) => ({ event_type: 'purchase', external_id: externalId, coupon: 'NO-SUCH-CODE', amount: 10, currency: 'USD' });
+const event = (externalId: string) => ({
+  event_type: 'purchase',
+  external_id: externalId,
+  coupon: 'NO-SUCH-CODE',
+  amount: 10,
+  currency: 'USD',
+});
 
 t.test('events within the interval after a batch are recorded together at its end, each answered', async (t) => {
   const quietStart = performance.now();
   const first = await merchant.client.post('/api/v1/events', event('order_first'));
   t.equal(first.status, 201);
-  t.ok(performance.now() - quietStart < INTERVAL_MS, 'the first event, after a quiet spell, did not wait for the interval');
+  t.ok(
+    performance.now() - quietStart < INTERVAL_MS,
+    'the first event, after a quiet spell, did not wait for the interval',
+  );
 
-  const later = await Promise.all(['order_a', 'order_b', 'order_c', 'order_a'].map((id) => merchant.client.post('/api/v1/events', event(id))));
+  const later = await Promise.all(
+    ['order_a', 'order_b', 'order_c', 'order_a'].map((id) => merchant.client.post('/api/v1/events', event(id))),
+  );
   t.same(
     later.map((r) => r.status),
     [201, 201, 201, 200],

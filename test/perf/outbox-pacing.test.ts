@@ -17,26 +17,41 @@ const db = await createTestDatabase(t);
 const bus = await createTestNats(t);
 const merchantId = (await createMerchant(db.sql, 'Outbox Pacing', 'growth'))!['id'] as string;
 // No poll within the test's time: only the wake-ups (and flush()) start passes.
-const relay = startOutboxRelay({ sql: db.sql, nc: bus.nc, prefix: bus.prefix, log: captureLogger('outbox').log, minIntervalMs: INTERVAL_MS, pollMs: 600_000 });
+const relay = startOutboxRelay({
+  sql: db.sql,
+  nc: bus.nc,
+  prefix: bus.prefix,
+  log: captureLogger('outbox').log,
+  minIntervalMs: INTERVAL_MS,
+  pollMs: 600_000,
+});
 t.teardown(() => relay.stop());
 
 /** Commits one tax_form.submitted row in a transaction of its own, tells the relay, and answers the row's id. */
 async function commitOne(): Promise<string> {
   const formId = newId('req');
-  const [event] = await db.sql.begin((tx) => enqueueEvents(tx, [{ merchantId, type: 'tax_form.submitted', data: { tax_form_id: formId } }]));
+  const [event] = await db.sql.begin((tx) =>
+    enqueueEvents(tx, [{ merchantId, type: 'tax_form.submitted', data: { tax_form_id: formId } }]),
+  );
   outboxCommitted(db.sql);
   return event!.id;
 }
 
 const publishedAt = async (ids: string[]) => {
-  const rows = await db.sql<{ id: string; published_at: Date | null }[]>`select id, published_at from outbox where id in ${db.sql(ids)}`;
+  const rows = await db.sql<
+    { id: string; published_at: Date | null }[]
+  >`select id, published_at from outbox where id in ${db.sql(ids)}`;
   return new Map(rows.map((r) => [r.id, r.published_at]));
 };
 const allPublished = (ids: string[]) =>
-  eventually(async () => {
-    const at = await publishedAt(ids);
-    return ids.every((id) => at.get(id)) ? ids.map((id) => at.get(id)!.getTime()) : undefined;
-  }, 10_000, `${ids.length} row(s) published`);
+  eventually(
+    async () => {
+      const at = await publishedAt(ids);
+      return ids.every((id) => at.get(id)) ? ids.map((id) => at.get(id)!.getTime()) : undefined;
+    },
+    10_000,
+    `${ids.length} row(s) published`,
+  );
 
 t.test('commits within the interval after a pass are published by one pass at its end', async (t) => {
   // The relay's pass at start has found nothing; wait out any interval so that the next commit meets a quiet relay.
@@ -48,7 +63,10 @@ t.test('commits within the interval after a pass are published by one pass at it
   const third = await commitOne();
   const [secondAt, thirdAt] = await allPublished([second, third]);
   t.equal(secondAt, thirdAt, 'the two later commits were marked by one pass');
-  t.ok(secondAt! - firstAt! >= INTERVAL_MS / 2, `that pass began ${secondAt! - firstAt!} ms after the first one, not sooner than the interval`);
+  t.ok(
+    secondAt! - firstAt! >= INTERVAL_MS / 2,
+    `that pass began ${secondAt! - firstAt!} ms after the first one, not sooner than the interval`,
+  );
 
   const messages = await readStream(bus.nc, streamName(bus.prefix, 'DOMAIN_EVENTS'));
   t.same(

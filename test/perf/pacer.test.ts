@@ -42,7 +42,10 @@ t.test('kicks within the interval after a start share one start at its end', asy
   await new Promise((r) => setTimeout(r, 400));
   t.equal(starts.length, 2, 'the three kicks made one start');
   // A little under 300 is the timers' own granularity; without pacing it would be under 1 ms.
-  t.ok(starts[1]! - starts[0]! >= 290, `the second start came ${(starts[1]! - starts[0]!).toFixed(0)} ms after the first, not sooner than 300`);
+  t.ok(
+    starts[1]! - starts[0]! >= 290,
+    `the second start came ${(starts[1]! - starts[0]!).toFixed(0)} ms after the first, not sooner than 300`,
+  );
 });
 
 t.test('after a quiet spell longer than the interval, a kick starts at once again', async (t) => {

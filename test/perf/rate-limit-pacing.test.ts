@@ -21,8 +21,14 @@ t.test('requests within the interval after a count wait for its end, each with i
 
   const later = await Promise.all([client.get('/api/v1/affiliates'), client.get('/api/v1/affiliates')]);
   const waited = performance.now() - counted;
-  t.same(later.map((r) => r.status), [200, 200]);
-  t.ok(waited >= INTERVAL_MS / 2, `the next two were answered ${waited.toFixed(0)} ms later, not sooner than the interval allows`);
+  t.same(
+    later.map((r) => r.status),
+    [200, 200],
+  );
+  t.ok(
+    waited >= INTERVAL_MS / 2,
+    `the next two were answered ${waited.toFixed(0)} ms later, not sooner than the interval allows`,
+  );
   t.same(
     [first, ...later].map((r) => rateHeaders(t, r).remaining).sort((a, b) => b - a),
     [599, 598, 597],

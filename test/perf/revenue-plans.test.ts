@@ -1,7 +1,11 @@
 import t from 'tap';
 import type { Queryable } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
-import { claimConversionsAndCountRevenue, readConversionContexts, type CountedClaim } from '@platform/commissions/queries/conversions';
+import {
+  claimConversionsAndCountRevenue,
+  readConversionContexts,
+  type CountedClaim,
+} from '@platform/commissions/queries/conversions';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createTier } from '../../scripts/admin/programme.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
@@ -90,7 +94,10 @@ t.test('a batch is read and claimed by primary key under generic plans made when
   const results = await claimConversionsAndCountRevenue(conn, at, batch);
   const after = await tableCounts(conn);
   await conn`commit`;
-  t.ok(after.scanned - before.scanned < 100, `${after.scanned - before.scanned} rows read by sequential scans (the table has 6,025)`);
+  t.ok(
+    after.scanned - before.scanned < 100,
+    `${after.scanned - before.scanned} rows read by sequential scans (the table has 6,025)`,
+  );
   t.equal(after.updated - before.updated, 0, 'no row of processed_conversions was updated: each claim is written once');
 
   t.same(
@@ -112,17 +119,34 @@ t.test('a batch is read and claimed by primary key under generic plans made when
     'every conversion of the batch is marked counted',
   );
   // The first five affiliates were counted 1.00 before; 61.00 stays below the tier, 60.00 too.
-  t.same(results.map((r) => r.total), [...Array(5).fill('61.00'), ...Array(15).fill('60.00')]);
-  t.ok(results.every((r) => r.reached === undefined), 'no affiliate reached the 100 threshold');
+  t.same(
+    results.map((r) => r.total),
+    [...Array(5).fill('61.00'), ...Array(15).fill('60.00')],
+  );
+  t.ok(
+    results.every((r) => r.reached === undefined),
+    'no affiliate reached the 100 threshold',
+  );
 
   const again = claimsOf(2, '60.00');
   const reached = await claimConversionsAndCountRevenue(conn, at, again);
-  t.same(reached.map((r) => [r.total, r.reached?.id]), [['121.00', tier!['id']], ['121.00', tier!['id']]], 'the tier, once reached');
+  t.same(
+    reached.map((r) => [r.total, r.reached?.id]),
+    [
+      ['121.00', tier!['id']],
+      ['121.00', tier!['id']],
+    ],
+    'the tier, once reached',
+  );
 
   const [beforeRepeat] = await sql<{ total: string }[]>`
     select attributed_revenue::text as total from affiliate_stats where merchant_id = ${merchantId} and affiliate_id = ${affiliateIds[0]!}`;
   const repeat = await claimConversionsAndCountRevenue(conn, at, again.slice(0, 1));
-  t.same(repeat, [{ claimed: false, total: null, reached: undefined }], 'a conversion claimed before is not claimed again');
+  t.same(
+    repeat,
+    [{ claimed: false, total: null, reached: undefined }],
+    'a conversion claimed before is not claimed again',
+  );
   t.same(
     (await contextsOf(again.slice(0, 1))).map((c) => c.processedBefore),
     [true],
@@ -130,7 +154,7 @@ t.test('a batch is read and claimed by primary key under generic plans made when
   );
   const [afterRepeat] = await sql<{ total: string }[]>`
     select attributed_revenue::text as total from affiliate_stats where merchant_id = ${merchantId} and affiliate_id = ${affiliateIds[0]!}`;
-  t.equal(afterRepeat!.total, beforeRepeat!.total, 'and adds nothing to its affiliate\'s revenue');
+  t.equal(afterRepeat!.total, beforeRepeat!.total, "and adds nothing to its affiliate's revenue");
 
   const uncounted = claimsOf(3, null);
   const quiet = await claimConversionsAndCountRevenue(conn, at, uncounted);

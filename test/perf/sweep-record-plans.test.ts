@@ -21,8 +21,12 @@ await sql`alter table webhook_deliveries set (autovacuum_enabled = false)`;
 const merchantId = (await createMerchant(sql, 'Sweep Record Plans', 'growth'))!['id'] as string;
 
 const endpoint = (enabled = true) => insertEndpointRow(sql, merchantId, enabled);
-const deliveries = (endpointId: string, count: number, status: 'pending' | 'succeeded', lockedBy: string | null = null) =>
-  insertDeliveryRows(sql, merchantId, endpointId, count, status, lockedBy);
+const deliveries = (
+  endpointId: string,
+  count: number,
+  status: 'pending' | 'succeeded',
+  lockedBy: string | null = null,
+) => insertDeliveryRows(sql, merchantId, endpointId, count, status, lockedBy);
 
 /** Rows of webhook_deliveries returned by sequential scans, and entries of the active-deliveries index read, so far. */
 async function reads(tx: Queryable): Promise<{ seq: number; active: number }> {
@@ -34,7 +38,14 @@ async function reads(tx: Queryable): Promise<{ seq: number; active: number }> {
 
 const succeeded = (id: string): AttemptRecord => ({
   delivery: { id, endpoint_id: '' },
-  outcome: { attemptedAt: new Date(), statusCode: 200, error: null, durationMs: 3, responseBody: 'ok', retryAfterMs: null },
+  outcome: {
+    attemptedAt: new Date(),
+    statusCode: 200,
+    error: null,
+    durationMs: 3,
+    responseBody: 'ok',
+    retryAfterMs: null,
+  },
   verdict: { kind: 'succeeded' },
   attemptsMade: 1,
 });
@@ -73,41 +84,55 @@ t.test('attempts are recorded by primary key under a generic plan made when the 
   await conn`commit`;
   t.ok(scanned < 100, `${scanned} rows read by sequential scans (the table has 6,625)`);
 
-  const [attempts] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_attempts where delivery_id = any(${batch}::text[])`;
+  const [attempts] = await sql<
+    { n: number }[]
+  >`select count(*)::int as n from webhook_attempts where delivery_id = any(${batch}::text[])`;
   t.equal(attempts!.n, 20, 'one attempt row per delivery');
   const states = await sql<{ status: string; locked_by: string | null }[]>`
     select distinct status, locked_by from webhook_deliveries where id = any(${batch}::text[])`;
   t.same(states, [{ status: 'succeeded', locked_by: null }], 'every delivery succeeded and released its lease');
 });
 
-t.test("the sweeper dead-letters a disabled endpoint's due deliveries without reading an enabled one's backlog", async (t) => {
-  const conn = await genericPlanConnection(t);
-  const backlogEndpoint = await endpoint();
-  // A backlog of another endpoint, due now, unknown to the statistics (taken while nothing was active).
-  await deliveries(backlogEndpoint, 4000, 'pending');
-  const disabled = await endpoint(false);
-  const due = await deliveries(disabled, 3, 'pending');
-  const leased = await deliveries(disabled, 1, 'pending', 'replica-b');
+t.test(
+  "the sweeper dead-letters a disabled endpoint's due deliveries without reading an enabled one's backlog",
+  async (t) => {
+    const conn = await genericPlanConnection(t);
+    const backlogEndpoint = await endpoint();
+    // A backlog of another endpoint, due now, unknown to the statistics (taken while nothing was active).
+    await deliveries(backlogEndpoint, 4000, 'pending');
+    const disabled = await endpoint(false);
+    const due = await deliveries(disabled, 3, 'pending');
+    const leased = await deliveries(disabled, 1, 'pending', 'replica-b');
 
-  await conn`begin`;
-  const before = await reads(conn);
-  const count = await deadLetterDueOfDisabled(conn);
-  const after = await reads(conn);
-  await conn`commit`;
-  t.equal(count, 3, "the disabled endpoint's three due, unleased deliveries");
-  t.ok(after.active - before.active < 100, `${after.active - before.active} active-index entries read (the backlog has 4,000)`);
-  t.ok(after.seq - before.seq < 100, `${after.seq - before.seq} rows read by sequential scans`);
+    await conn`begin`;
+    const before = await reads(conn);
+    const count = await deadLetterDueOfDisabled(conn);
+    const after = await reads(conn);
+    await conn`commit`;
+    t.equal(count, 3, "the disabled endpoint's three due, unleased deliveries");
+    t.ok(
+      after.active - before.active < 100,
+      `${after.active - before.active} active-index entries read (the backlog has 4,000)`,
+    );
+    t.ok(after.seq - before.seq < 100, `${after.seq - before.seq} rows read by sequential scans`);
 
-  const rows = await sql<{ id: string; status: string; dead_letter_reason: string | null }[]>`
+    const rows = await sql<{ id: string; status: string; dead_letter_reason: string | null }[]>`
     select id, status, dead_letter_reason from webhook_deliveries where endpoint_id = ${disabled} order by id`;
-  t.same(
-    rows.filter((r) => due.includes(r.id)).map((r) => [r.status, r.dead_letter_reason]),
-    Array(3).fill(['dead_lettered', 'endpoint_disabled']),
-  );
-  t.same(rows.filter((r) => leased.includes(r.id)).map((r) => r.status), ['pending'], 'a leased delivery is left to its attempt');
-  const [backlog] = await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${backlogEndpoint} and status = 'pending'`;
-  t.equal(backlog!.n, 4000, "the enabled endpoint's backlog is untouched");
-});
+    t.same(
+      rows.filter((r) => due.includes(r.id)).map((r) => [r.status, r.dead_letter_reason]),
+      Array(3).fill(['dead_lettered', 'endpoint_disabled']),
+    );
+    t.same(
+      rows.filter((r) => leased.includes(r.id)).map((r) => r.status),
+      ['pending'],
+      'a leased delivery is left to its attempt',
+    );
+    const [backlog] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from webhook_deliveries where endpoint_id = ${backlogEndpoint} and status = 'pending'`;
+    t.equal(backlog!.n, 4000, "the enabled endpoint's backlog is untouched");
+  },
+);
 
 t.test("claims keep one generic plan when the statistics know of another endpoint's backlog", async (t) => {
   // The backlog of the test above, now in the statistics, as after the benchmark's ANALYZE of its 503 backlog.
@@ -120,7 +145,15 @@ t.test("claims keep one generic plan when the statistics know of another endpoin
     await deliveries(quiet, 1, 'pending');
     await conn`begin`;
     await lockEndpoints(conn, [quiet]);
-    claimed += (await claimDue(conn, { endpointIds: [quiet], limit: 4, replicaId: 'replica-c', leaseMs: 30_000, endpointConcurrency: 16 })).length;
+    claimed += (
+      await claimDue(conn, {
+        endpointIds: [quiet],
+        limit: 4,
+        replicaId: 'replica-c',
+        leaseMs: 30_000,
+        endpointConcurrency: 16,
+      })
+    ).length;
     await conn`commit`;
   }
   t.equal(claimed, 8, "each call claims the quiet endpoint's new delivery");

@@ -19,22 +19,25 @@ const stack = await startFullStack(t, {
 });
 const { sql } = stack.platform;
 
-t.test('backends terminated during a burst of 300 events: 503s while down, then everything processed once', async (t) => {
-  let terminating = true;
-  let terminated = 0;
-  const killer = (async () => {
-    while (terminating) {
-      const rows = await sql<{ ok: boolean }[]>`
+t.test(
+  'backends terminated during a burst of 300 events: 503s while down, then everything processed once',
+  async (t) => {
+    let terminating = true;
+    let terminated = 0;
+    const killer = (async () => {
+      while (terminating) {
+        const rows = await sql<{ ok: boolean }[]>`
         select pg_terminate_backend(pid) as ok from pg_stat_activity
         where datname = current_database() and application_name in ${sql(SERVICES)}`.catch(() => []);
-      terminated += rows.filter((r) => r.ok).length;
-      await sleep(150);
-    }
-  })();
-  const responses = await postEvents(stack.merchant.client, 'pg', 300, 20);
-  terminating = false;
-  await killer;
-  t.ok(terminated > 0, `backends were terminated (${terminated})`);
-  await assertAnsweredAndRetry(t, stack, responses, 'pg');
-  await assertProcessedOnce(t, stack, 'pg', 300);
-});
+        terminated += rows.filter((r) => r.ok).length;
+        await sleep(150);
+      }
+    })();
+    const responses = await postEvents(stack.merchant.client, 'pg', 300, 20);
+    terminating = false;
+    await killer;
+    t.ok(terminated > 0, `backends were terminated (${terminated})`);
+    await assertAnsweredAndRetry(t, stack, responses, 'pg');
+    await assertProcessedOnce(t, stack, 'pg', 300);
+  },
+);

@@ -33,20 +33,36 @@ const stack = await startFullStack(t, {
 });
 
 /** One event every `everyMs`, not waiting for answers; each answer with the time it took. */
-async function timedBurst(tag: string, count: number, everyMs: number): Promise<{ responses: ApiResponse[]; tookMs: number[] }> {
+async function timedBurst(
+  tag: string,
+  count: number,
+  everyMs: number,
+): Promise<{ responses: ApiResponse[]; tookMs: number[] }> {
   const sent: Promise<{ response: ApiResponse; took: number }>[] = [];
   for (let i = 0; i < count; i++) {
     const started = Date.now();
-    sent.push(stack.merchant.client.post('/api/v1/events', eventBody(tag, i)).then((response) => ({ response, took: Date.now() - started })));
+    sent.push(
+      stack.merchant.client
+        .post('/api/v1/events', eventBody(tag, i))
+        .then((response) => ({ response, took: Date.now() - started })),
+    );
     await sleep(everyMs);
   }
   const answered = await Promise.all(sent);
   return { responses: answered.map((a) => a.response), tookMs: answered.map((a) => a.took) };
 }
 
-const readyStatuses = () => Promise.all(Object.values(stack.services).map(async (s) => (await fetch(`http://127.0.0.1:${s.opsPort}/readyz`)).status));
+const readyStatuses = () =>
+  Promise.all(
+    Object.values(stack.services).map(async (s) => (await fetch(`http://127.0.0.1:${s.opsPort}/readyz`)).status),
+  );
 
-async function outageDuringBurst(t: Asserts & { comment(...m: unknown[]): void }, tag: string, cut: () => Promise<void> | void, outageMs: number) {
+async function outageDuringBurst(
+  t: Asserts & { comment(...m: unknown[]): void },
+  tag: string,
+  cut: () => Promise<void> | void,
+  outageMs: number,
+) {
   // One event every 25 ms (5 s): the database goes 1 s in, so the burst runs before, through and after the outage.
   const burst = timedBurst(tag, 200, 25);
   await sleep(1000);
@@ -57,28 +73,47 @@ async function outageDuringBurst(t: Asserts & { comment(...m: unknown[]): void }
     await sleep(300);
     const started = Date.now();
     const res = await fetch(`${stack.platform.baseUrl}/r/${stack.merchant.id}/nobody`, { redirect: 'manual' });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), code: ((await res.json()) as { error?: { code?: string } }).error?.code, took: Date.now() - started };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      code: ((await res.json()) as { error?: { code?: string } }).error?.code,
+      took: Date.now() - started,
+    };
   })();
   // Every service notices within its readiness ping (every 2 s, unanswered after 1 s).
-  const notReady = await eventually(async () => ((await readyStatuses()).every((s) => s === 503) ? true : undefined), outageMs - 200, 'every service not ready').catch(() => false);
+  const notReady = await eventually(
+    async () => ((await readyStatuses()).every((s) => s === 503) ? true : undefined),
+    outageMs - 200,
+    'every service not ready',
+  ).catch(() => false);
   await sleep(Math.max(0, outageMs - (Date.now() - cutAt)));
   await proxy.restore();
   const { responses, tookMs } = await burst;
   t.ok(notReady, 'every service said not ready while the database was unreachable');
   const link = await referral;
-  t.same({ status: link.status, code: link.code, retryAfter: link.retryAfter }, { status: 503, code: 'UNAVAILABLE', retryAfter: '1' }, 'a referral link answered 503 UNAVAILABLE with Retry-After');
+  t.same(
+    { status: link.status, code: link.code, retryAfter: link.retryAfter },
+    { status: 503, code: 'UNAVAILABLE', retryAfter: '1' },
+    'a referral link answered 503 UNAVAILABLE with Retry-After',
+  );
   t.ok(link.took <= RPC_TIMEOUT_MS + SLACK_MS, `and within ${RPC_TIMEOUT_MS} ms + ${SLACK_MS} ms (${link.took} ms)`);
   const late = tookMs.filter((ms) => ms > RPC_TIMEOUT_MS + SLACK_MS);
-  t.same(late, [], `every call answered within ${RPC_TIMEOUT_MS} ms + ${SLACK_MS} ms (slowest ${Math.max(...tookMs)} ms)`);
+  t.same(
+    late,
+    [],
+    `every call answered within ${RPC_TIMEOUT_MS} ms + ${SLACK_MS} ms (slowest ${Math.max(...tookMs)} ms)`,
+  );
   t.ok(responses.filter((r) => r.status === 201).length > 0, 'events recorded around the outage');
   await assertAnsweredAndRetry(t, stack, responses, tag);
   await assertProcessedOnce(t, stack, tag, 200);
 }
 
-t.test('connections refused for 3 s during a burst of 200 events: 503s in time while gone, then everything processed once', (t) =>
-  outageDuringBurst(t, 'refused', () => proxy.refuse(), 3000),
+t.test(
+  'connections refused for 3 s during a burst of 200 events: 503s in time while gone, then everything processed once',
+  (t) => outageDuringBurst(t, 'refused', () => proxy.refuse(), 3000),
 );
 
-t.test('nothing answering for 4 s during a burst of 200 events: 503s in time while gone, then everything processed once', (t) =>
-  outageDuringBurst(t, 'blackhole', () => proxy.blackhole(), 4000),
+t.test(
+  'nothing answering for 4 s during a burst of 200 events: 503s in time while gone, then everything processed once',
+  (t) => outageDuringBurst(t, 'blackhole', () => proxy.blackhole(), 4000),
 );

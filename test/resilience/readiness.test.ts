@@ -20,27 +20,54 @@ const stream = streamName(platform.prefix, 'WEBHOOK_ATTEMPTS');
 t.test('ready, with the recovery gauges on /metrics', async (t) => {
   t.equal(await readyStatus(), 200);
   const metrics = await (await fetch(`${ops}/metrics`)).text();
-  t.match(metrics, /^jetstream_consumer_lag_messages\{consumer="dispatcher",service="dispatcher"\} 0$/m, 'lag of the fan-out consumer');
-  t.match(metrics, /^jetstream_consumer_lag_messages\{consumer="dispatcher-attempts",service="dispatcher"\} 0$/m, 'lag of the hint consumer');
+  t.match(
+    metrics,
+    /^jetstream_consumer_lag_messages\{consumer="dispatcher",service="dispatcher"\} 0$/m,
+    'lag of the fan-out consumer',
+  );
+  t.match(
+    metrics,
+    /^jetstream_consumer_lag_messages\{consumer="dispatcher-attempts",service="dispatcher"\} 0$/m,
+    'lag of the hint consumer',
+  );
   t.match(metrics, /^webhook_deliveries_due_unattempted\{service="dispatcher"\} 0$/m, 'due deliveries not attempted');
   t.match(metrics, /^webhook_oldest_due_unattempted_age_seconds\{service="dispatcher"\} 0$/m);
   const affiliates = await (await fetch(`http://127.0.0.1:${platform.affiliates.opsPort}/metrics`)).text();
-  t.match(affiliates, /^outbox_oldest_unpublished_age_seconds\{service="affiliates"\} 0$/m, 'age of the oldest unpublished outbox row');
+  t.match(
+    affiliates,
+    /^outbox_oldest_unpublished_age_seconds\{service="affiliates"\} 0$/m,
+    'age of the oldest unpublished outbox row',
+  );
 });
 
 t.test('a consumer that cannot be recreated: not ready; once it can be, ready again', async (t) => {
   const jsm = await jetstreamManager(platform.nc);
   await jsm.consumers.delete(stream, 'dispatcher-attempts');
   // Taken before the dispatcher recreates its own (it waits a second after finding it gone).
-  await jsm.consumers.add(stream, { durable_name: 'intruder', ack_policy: AckPolicy.Explicit, filter_subject: webhookAttemptSubject(platform.prefix) });
-  const down = await eventually(async () => ((await readyStatus()) === 503 ? 503 : undefined), 15_000, '/readyz to answer 503');
+  await jsm.consumers.add(stream, {
+    durable_name: 'intruder',
+    ack_policy: AckPolicy.Explicit,
+    filter_subject: webhookAttemptSubject(platform.prefix),
+  });
+  const down = await eventually(
+    async () => ((await readyStatus()) === 503 ? 503 : undefined),
+    15_000,
+    '/readyz to answer 503',
+  );
   t.equal(down, 503, 'not ready');
   t.same(await (await fetch(`${ops}/readyz`)).json(), { status: 'not ready' });
-  t.ok(logs.some((l) => /JetStream topology incomplete/.test(l) && /dispatcher-attempts/.test(l)), 'the reason is logged');
+  t.ok(
+    logs.some((l) => /JetStream topology incomplete/.test(l) && /dispatcher-attempts/.test(l)),
+    'the reason is logged',
+  );
   t.equal((await fetch(`${ops}/healthz`)).status, 200, 'still alive');
 
   await jsm.consumers.delete(stream, 'intruder');
-  const up = await eventually(async () => ((await readyStatus()) === 200 ? 200 : undefined), 15_000, '/readyz to answer 200');
+  const up = await eventually(
+    async () => ((await readyStatus()) === 200 ? 200 : undefined),
+    15_000,
+    '/readyz to answer 200',
+  );
   t.equal(up, 200, 'ready again');
   const info = await jsm.consumers.info(stream, 'dispatcher-attempts');
   t.equal(info.config.durable_name, 'dispatcher-attempts', 'its consumer recreated');

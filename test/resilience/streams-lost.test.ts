@@ -24,29 +24,58 @@ const RECOVERY_MS = 10_000;
 
 const nats = await startNatsServer(t);
 // The dispatcher's horizons at their defaults: what flows here flows through the recreated streams, not the reconcilers.
-const stack = await startFullStack(t, { natsUrl: nats.url, env: { WEBHOOK_RECONCILE_AFTER_MS: '60000', WEBHOOK_REQUEUE_AFTER_MS: '30000' } });
+const stack = await startFullStack(t, {
+  natsUrl: nats.url,
+  env: { WEBHOOK_RECONCILE_AFTER_MS: '60000', WEBHOOK_REQUEUE_AFTER_MS: '30000' },
+});
 
 /** 20 affiliates and 50 events through the API (all 201), then every commission and webhook within RECOVERY_MS. */
 async function writeAndAwaitEverything(t: Asserts & { comment(...m: unknown[]): void }, stack: FullStack, tag: string) {
   const started = Date.now();
   const affiliates = [];
-  for (let i = 0; i < 20; i++) affiliates.push(await stack.merchant.client.post('/api/v1/affiliates', { email: `${tag}-${i}@example.com` }));
-  t.same(affiliates.map((r) => r.status), Array(20).fill(201), '20 affiliates created');
+  for (let i = 0; i < 20; i++)
+    affiliates.push(await stack.merchant.client.post('/api/v1/affiliates', { email: `${tag}-${i}@example.com` }));
+  t.same(
+    affiliates.map((r) => r.status),
+    Array(20).fill(201),
+    '20 affiliates created',
+  );
   const events = await postEvents(stack.merchant.client, tag, 50);
-  t.same(events.map((r) => r.status), Array(50).fill(201), '50 events recorded');
+  t.same(
+    events.map((r) => r.status),
+    Array(50).fill(201),
+    '50 events recorded',
+  );
   const orders = Array.from({ length: 50 }, (_, i) => `${tag}-${i}`);
 
-  const took = await awaitCommissions(stack.platform.sql, stack.merchant.id, tag, orders, RECOVERY_MS + 5_000).catch(async (err) => {
-    const { jetstreamManager } = await import('@nats-io/jetstream');
-    const jsm = await jetstreamManager(stack.platform.nc);
-    for await (const s of jsm.streams.list()) t.comment(JSON.stringify({ name: s.config.name, state: s.state, created: s.created }));
-    for await (const c of jsm.consumers.list(streamName(stack.platform.prefix, 'CONVERSIONS'))) t.comment(JSON.stringify(c));
-    for (const [name, lines] of Object.entries(stack.logs)) t.comment(`${name}:\n${lines.filter((l) => /"level":"(info|warn|error)"/.test(l)).slice(-15).join('\n')}`);
-    throw err;
-  });
-  t.ok(Date.now() - started <= RECOVERY_MS, `every commission within ${RECOVERY_MS} ms of the first write (${Date.now() - started} ms; waited ${took} ms after the last)`);
+  const took = await awaitCommissions(stack.platform.sql, stack.merchant.id, tag, orders, RECOVERY_MS + 5_000).catch(
+    async (err) => {
+      const { jetstreamManager } = await import('@nats-io/jetstream');
+      const jsm = await jetstreamManager(stack.platform.nc);
+      for await (const s of jsm.streams.list())
+        t.comment(JSON.stringify({ name: s.config.name, state: s.state, created: s.created }));
+      for await (const c of jsm.consumers.list(streamName(stack.platform.prefix, 'CONVERSIONS')))
+        t.comment(JSON.stringify(c));
+      for (const [name, lines] of Object.entries(stack.logs))
+        t.comment(
+          `${name}:\n${lines
+            .filter((l) => /"level":"(info|warn|error)"/.test(l))
+            .slice(-15)
+            .join('\n')}`,
+        );
+      throw err;
+    },
+  );
+  t.ok(
+    Date.now() - started <= RECOVERY_MS,
+    `every commission within ${RECOVERY_MS} ms of the first write (${Date.now() - started} ms; waited ${took} ms after the last)`,
+  );
   const counts = await levelZeroCounts(stack.platform.sql, stack.merchant.id, tag);
-  t.same([...counts.values()].filter((n) => n !== 1), [], 'exactly one level-0 commission per event');
+  t.same(
+    [...counts.values()].filter((n) => n !== 1),
+    [],
+    'exactly one level-0 commission per event',
+  );
 
   const affiliateMessages = await outboxIds(stack.platform.sql, stack.merchant.id, 'affiliate.created', tag);
   const commissionMessages = await outboxIds(stack.platform.sql, stack.merchant.id, 'commission.created', tag);
@@ -61,7 +90,10 @@ async function writeAndAwaitEverything(t: Asserts & { comment(...m: unknown[]): 
     RECOVERY_MS + 5_000,
     'every webhook',
   );
-  t.ok(Date.now() - started <= RECOVERY_MS, `every webhook within ${RECOVERY_MS} ms of the first write (${Date.now() - started} ms)`);
+  t.ok(
+    Date.now() - started <= RECOVERY_MS,
+    `every webhook within ${RECOVERY_MS} ms of the first write (${Date.now() - started} ms)`,
+  );
 }
 
 async function assertEveryServiceReady(t: Asserts) {
@@ -77,11 +109,17 @@ t.test('before any fault, the flow works (so the tests below fail for the fault,
 
 t.test('every stream deleted while the services run: recreated, and everything written afterwards flows', async (t) => {
   const deleted = await deleteStreams(stack.platform);
-  const names = ['CONVERSIONS', 'DOMAIN_EVENTS', 'WEBHOOK_ATTEMPTS'].map((s) => streamName(stack.platform.prefix, s as 'CONVERSIONS'));
+  const names = ['CONVERSIONS', 'DOMAIN_EVENTS', 'WEBHOOK_ATTEMPTS'].map((s) =>
+    streamName(stack.platform.prefix, s as 'CONVERSIONS'),
+  );
   t.same(deleted, names, 'the three streams were deleted');
   await writeAndAwaitEverything(t, stack, 'streams');
   await assertEveryServiceReady(t);
-  t.ok(stack.logs.commissions.some((l) => /consumer was missing; recreated/.test(l)) || stack.logs.dispatcher.some((l) => /recreated/.test(l)), 'a recreation was logged');
+  t.ok(
+    stack.logs.commissions.some((l) => /consumer was missing; recreated/.test(l)) ||
+      stack.logs.dispatcher.some((l) => /recreated/.test(l)),
+    'a recreation was logged',
+  );
 });
 
 t.test('only the consumers deleted: recreated, and everything written afterwards flows', async (t) => {

@@ -36,12 +36,19 @@ t.test('queries on a connection whose backend was terminated reject with CONNECT
     await t.rejects(reserved`select 1`, { code: 'CONNECTION_CLOSED' }, `query ${i + 1} on the dead connection`);
   }
   reserved.release();
-  t.same(uncaught.map((e) => e.message), [], 'no uncaught exception');
+  t.same(
+    uncaught.map((e) => e.message),
+    [],
+    'no uncaught exception',
+  );
 
   // Released, the dead connection is back in the pool: at most one query meets it, then the pool reconnects.
   const { after, outcomes } = await backendAfterFailures(sql);
   t.ok(after !== undefined && after !== backend!.pid, `the pool reconnects (${JSON.stringify(outcomes)} before it)`);
-  t.ok(outcomes.length <= 1 && outcomes.every((code) => code === 'CONNECTION_CLOSED'), 'at most one CONNECTION_CLOSED first');
+  t.ok(
+    outcomes.length <= 1 && outcomes.every((code) => code === 'CONNECTION_CLOSED'),
+    'at most one CONNECTION_CLOSED first',
+  );
 });
 
 t.test('a pooled connection whose backend was terminated is replaced', async (t) => {
@@ -54,7 +61,10 @@ t.test('a pooled connection whose backend was terminated is replaced', async (t)
   // The first query may still meet the closing connection; the next ones get a new one.
   const { after, outcomes } = await backendAfterFailures(sql);
   t.ok(after !== undefined && after !== before!.pid, `a new backend answers (${JSON.stringify(outcomes)} before it)`);
-  t.ok(outcomes.every((code) => code === 'CONNECTION_CLOSED' || code === '57P01'), 'any failure is a connection error');
+  t.ok(
+    outcomes.every((code) => code === 'CONNECTION_CLOSED' || code === '57P01'),
+    'any failure is a connection error',
+  );
 });
 
 /** Asks for the backend's pid up to five times: the pid that answered, and the error codes of the tries before. */

@@ -5,7 +5,13 @@ import { createLogger } from '@platform/shared/log';
 // Both stream consumers (commissions, dispatcher) read an envelope this one way: what cannot be processed is a
 // PoisonMessage naming what is wrong, never the content.
 const bytes = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
-const valid = { id: 'msg_01', type: 'affiliate.created', merchant_id: 'mer_1', created_at: '2026-11-25T12:00:00.000Z', data: { email: 'secret@example.com' } };
+const valid = {
+  id: 'msg_01',
+  type: 'affiliate.created',
+  merchant_id: 'mer_1',
+  created_at: '2026-11-25T12:00:00.000Z',
+  data: { email: 'secret@example.com' },
+};
 
 t.test('a well-formed envelope of an expected type is answered as it is', async (t) => {
   t.same(parseEnvelope(bytes(valid), ['affiliate.created', 'affiliate.approved']), valid);
@@ -22,9 +28,16 @@ t.test('each defect is named, and the message never carries the content', async 
     ['data not an object', { ...valid, data: 'secret@example.com' }, 'data is not an object'],
   ];
   for (const [what, value, message] of cases) {
-    t.throws(() => parseEnvelope(bytes(value), ['affiliate.created', 'affiliate.approved']), new PoisonMessage(message), what);
+    t.throws(
+      () => parseEnvelope(bytes(value), ['affiliate.created', 'affiliate.approved']),
+      new PoisonMessage(message),
+      what,
+    );
   }
-  t.throws(() => parseEnvelope(bytes({ ...valid, type: 'x' }), ['conversion.recorded']), new PoisonMessage('type is not conversion.recorded'));
+  t.throws(
+    () => parseEnvelope(bytes({ ...valid, type: 'x' }), ['conversion.recorded']),
+    new PoisonMessage('type is not conversion.recorded'),
+  );
 });
 
 t.test('a logged error keeps its cause, and none of the fields drivers put parameters in', async (t) => {

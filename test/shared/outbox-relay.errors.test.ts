@@ -29,7 +29,11 @@ t.teardown(() => relay.stop());
 await relay.flush();
 
 const unpublished = async (ids: string[]) =>
-  (await db.sql<{ id: string }[]>`select id from outbox where id in ${db.sql(ids)} and published_at is null order by seq`).map((r) => r.id);
+  (
+    await db.sql<
+      { id: string }[]
+    >`select id from outbox where id in ${db.sql(ids)} and published_at is null order by seq`
+  ).map((r) => r.id);
 
 t.test('a batch JetStream refuses stays unpublished, and is published once the stream takes it', async (t) => {
   const events = await db.sql.begin((tx) =>
@@ -42,13 +46,23 @@ t.test('a batch JetStream refuses stays unpublished, and is published once the s
 
   t.equal(await relay.flush(), 0, 'the refused pass published nothing');
   t.same(await unpublished(ids), ids, 'both rows are still unpublished: the mark was rolled back with the pass');
-  const warning = logger.lines.map((l) => JSON.parse(l) as { msg: string; err?: string }).find((l) => l.msg === 'outbox relay could not publish; will retry');
+  const warning = logger.lines
+    .map((l) => JSON.parse(l) as { msg: string; err?: string })
+    .find((l) => l.msg === 'outbox relay could not publish; will retry');
   t.ok(warning, 'the relay logged the refusal');
-  t.match(warning?.err, { name: 'Error', message: /^JetStream did not take the message/ }, 'with the error and its reason');
+  t.match(
+    warning?.err,
+    { name: 'Error', message: /^JetStream did not take the message/ },
+    'with the error and its reason',
+  );
 
   await ensureStreams(bus.nc, bus.prefix);
   t.equal(await relay.flush(), 2, 'the next pass published both rows');
   t.same(await unpublished(ids), [], 'and marked them');
   const messages = await readStream(bus.nc, streamName(bus.prefix, 'DOMAIN_EVENTS'));
-  t.same(messages.map((m) => m.msgId), ids, 'each published once, in commit order');
+  t.same(
+    messages.map((m) => m.msgId),
+    ids,
+    'each published once, in commit order',
+  );
 });

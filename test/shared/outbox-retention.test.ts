@@ -24,7 +24,8 @@ const setWatermarks = async (webhooks: bigint, conversions: bigint) => {
   await db.sql`update webhook_fanout_watermark set seq = ${webhooks.toString()}`;
   await db.sql`update conversion_reconcile_watermark set seq = ${conversions.toString()}`;
 };
-const remaining = async () => (await db.sql<{ seq: string }[]>`select seq::text from outbox order by seq`).map((r) => BigInt(r.seq));
+const remaining = async () =>
+  (await db.sql<{ seq: string }[]>`select seq::text from outbox order by seq`).map((r) => BigInt(r.seq));
 
 t.test('published rows past the retention go once both reconcilers have passed them; the rest stay', async (t) => {
   const old1 = await publishedRow('affiliate.created', 10);
@@ -44,8 +45,17 @@ t.test('published rows past the retention go once both reconcilers have passed t
   const purge = startOutboxPurge(db.sql, log, 7);
   t.teardown(() => purge.stop());
   await eventually(async () => ((await remaining()).includes(old1) ? undefined : true), 10_000, 'the purge at start');
-  t.same(await remaining(), [recent, pastConversions, pastBoth, BigInt(unpublished!.seq)], 'the two old rows both reconcilers passed are gone');
-  t.ok(lines.some((l) => l.includes('"msg":"published outbox rows past the retention deleted"') && l.includes('"count":2')), 'logged');
+  t.same(
+    await remaining(),
+    [recent, pastConversions, pastBoth, BigInt(unpublished!.seq)],
+    'the two old rows both reconcilers passed are gone',
+  );
+  t.ok(
+    lines.some(
+      (l) => l.includes('"msg":"published outbox rows past the retention deleted"') && l.includes('"count":2'),
+    ),
+    'logged',
+  );
   t.notOk((await remaining()).includes(old2));
 
   await setWatermarks(pastBoth, pastBoth);
@@ -60,7 +70,11 @@ t.test('deletes in batches of the given size, oldest first', async (t) => {
   await setWatermarks(seqs[4]!, seqs[4]!);
   const before = await remaining();
   t.equal(await pruneOutbox(db.sql, 7, 3), 3);
-  t.same(await remaining(), before.filter((s) => !seqs.slice(0, 3).includes(s)), 'the three oldest');
+  t.same(
+    await remaining(),
+    before.filter((s) => !seqs.slice(0, 3).includes(s)),
+    'the three oldest',
+  );
   t.equal(await pruneOutbox(db.sql, 7, 3), 2);
   t.equal(await pruneOutbox(db.sql, 7, 3), 0);
 });

@@ -9,16 +9,26 @@ import { ROOT } from '../helpers/platform.ts';
 // postgres without the code the fixes replace fails the install instead of running unpatched.
 t.setTimeout(60_000);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules/postgres/package.json'), 'utf8')) as { version: string };
+const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules/postgres/package.json'), 'utf8')) as {
+  version: string;
+};
 
 const runPatch = (dir: string) =>
-  spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), join(dir, 'scripts/patch-dependencies.ts')], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), join(dir, 'scripts/patch-dependencies.ts')], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
 
 t.test('postgres is pinned to the version the fixes were written for, and it is the one installed', async (t) => {
   t.match(pkg.dependencies['postgres'], /^\d+\.\d+\.\d+$/, 'an exact version');
   t.equal(installed.version, pkg.dependencies['postgres']);
   for (const file of ['src/connection.js', 'cjs/src/connection.js', 'src/queue.js', 'cjs/src/queue.js']) {
-    t.match(readFileSync(join(ROOT, 'node_modules/postgres', file), 'utf8'), 'patched by scripts/patch-dependencies.ts', `${file} is patched`);
+    t.match(
+      readFileSync(join(ROOT, 'node_modules/postgres', file), 'utf8'),
+      'patched by scripts/patch-dependencies.ts',
+      `${file} is patched`,
+    );
   }
 });
 
@@ -33,6 +43,9 @@ t.test('a postgres without the code a fix replaces fails the install with a mess
   writeFileSync(changed, '// a later release, rewritten\nmodule.exports = {}\n');
   const run = runPatch(dir);
   t.equal(run.status, 1, `exit 1\n${run.stderr}`);
-  t.match(run.stderr, `patch-dependencies: postgres: queue removal searches only live slots: ${changed} no longer has the code this fixes; review the fix`);
+  t.match(
+    run.stderr,
+    `patch-dependencies: postgres: queue removal searches only live slots: ${changed} no longer has the code this fixes; review the fix`,
+  );
   t.match(run.stderr, 'the install is incomplete');
 });

@@ -27,7 +27,8 @@ async function start(t: Test, env: Record<string, string>): Promise<{ code: numb
 
 const ports = async () => {
   const env: Record<string, string> = { PORT: String(await freePort()) };
-  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER']) env[`${service}_OPS_PORT`] = String(await freePort());
+  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER'])
+    env[`${service}_OPS_PORT`] = String(await freePort());
   return env;
 };
 
@@ -39,7 +40,10 @@ t.test('a busy port: one line naming the port and its variable, exit 1', async (
   for (const variable of ['PORT', 'EVENTS_OPS_PORT']) {
     const { code, output } = await start(t, { ...(await ports()), [variable]: String(port), DATABASE_URL: ADMIN_URL });
     t.equal(code, 1, `${variable} busy: exit 1`);
-    t.match(output, `start: port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>\n`);
+    t.match(
+      output,
+      `start: port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>\n`,
+    );
     t.notMatch(output, /\n\s+at /, 'no stack trace');
   }
 });
@@ -49,7 +53,10 @@ t.test('a DATABASE_URL whose database does not exist: one line with the command 
   url.pathname = '/no_such_database_here';
   const { code, output } = await start(t, { ...(await ports()), DATABASE_URL: url.toString() });
   t.equal(code, 1);
-  t.match(output, `start: database "no_such_database_here" does not exist on ${url.hostname}:${url.port || 5432}: create it (createdb -h ${url.hostname} -p ${url.port || 5432}`);
+  t.match(
+    output,
+    `start: database "no_such_database_here" does not exist on ${url.hostname}:${url.port || 5432}: create it (createdb -h ${url.hostname} -p ${url.port || 5432}`,
+  );
   t.match(output, 'or unset DATABASE_URL to let npm start make its own\n');
   t.notMatch(output, /\n\s+at /, 'no stack trace');
 });

@@ -19,10 +19,14 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
     LOG_LEVEL: 'info',
   };
   // Ops ports of its own, so the test does not collide with a platform a developer is running.
-  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER']) env[`${service}_OPS_PORT`] = String(await freePort());
+  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER'])
+    env[`${service}_OPS_PORT`] = String(await freePort());
 
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}scripts/start.ts`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}scripts/start.ts`], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stdout.on('data', (c: Buffer) => output.push(c.toString()));
   child.stderr.on('data', (c: Buffer) => output.push(c.toString()));
@@ -33,7 +37,8 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
 
   // Ready when the gateway answers and every service has logged that it started, each as its own process.
   const services = ['gateway', 'affiliates', 'events', 'commissions', 'dispatcher'];
-  const allStarted = () => services.every((s) => new RegExp(`${s}\\s*\\| .*"msg":"(started|listening)"`).test(output.join('')));
+  const allStarted = () =>
+    services.every((s) => new RegExp(`${s}\\s*\\| .*"msg":"(started|listening)"`).test(output.join('')));
   let ready = false;
   while (!ready && Date.now() - started < 60_000 && child.exitCode === null) {
     try {

@@ -13,12 +13,30 @@ const merchant = await platform.merchant();
 const receiver = await startReceiver(t);
 
 t.test('create, show, test, deliveries, rotate, disable and delete an endpoint from the CLI', async (t) => {
-  const created = await admin('webhook', 'create', merchant.id, '--url', receiver.url, '--events', 'affiliate.created,commission.created', '--description', 'orders');
+  const created = await admin(
+    'webhook',
+    'create',
+    merchant.id,
+    '--url',
+    receiver.url,
+    '--events',
+    'affiliate.created,commission.created',
+    '--description',
+    'orders',
+  );
   t.equal(created.code, 0, created.stderr);
   const endpoint = created.json;
-  t.match(endpoint, { id: /^we_/, url: receiver.url, event_types: ['affiliate.created', 'commission.created'], enabled: true, description: 'orders' });
+  t.match(endpoint, {
+    id: /^we_/,
+    url: receiver.url,
+    event_types: ['affiliate.created', 'commission.created'],
+    enabled: true,
+    description: 'orders',
+  });
   t.match(endpoint.secret, /^whsec_[A-Za-z0-9+/=]+$/, 'the secret is printed once, on create');
-  const [stored] = await platform.sql<{ secret_encrypted: string }[]>`select secret_encrypted from webhook_endpoints where id = ${endpoint.id}`;
+  const [stored] = await platform.sql<
+    { secret_encrypted: string }[]
+  >`select secret_encrypted from webhook_endpoints where id = ${endpoint.id}`;
   t.notOk(stored!.secret_encrypted.includes(endpoint.secret.slice(6)), 'stored encrypted, not as given');
 
   const shown = await admin('webhook', 'show', endpoint.id);
@@ -26,18 +44,29 @@ t.test('create, show, test, deliveries, rotate, disable and delete an endpoint f
   t.equal(shown.json.id, endpoint.id);
   t.notOk(shown.stdout.includes(endpoint.secret), 'show never prints the secret');
   const listed = await admin('webhook', 'list', merchant.id);
-  t.same(listed.json.map((e: { id: string }) => e.id), [endpoint.id]);
+  t.same(
+    listed.json.map((e: { id: string }) => e.id),
+    [endpoint.id],
+  );
   t.notOk(listed.stdout.includes(endpoint.secret), 'list never prints the secret');
 
   const test = await admin('webhook', 'test', endpoint.id, '--event', 'commission.created');
   t.equal(test.code, 0, test.stderr);
-  const first = await eventually(async () => receiver.received.find((h) => h.type === 'commission.created'), 15_000, 'the test event');
+  const first = await eventually(
+    async () => receiver.received.find((h) => h.type === 'commission.created'),
+    15_000,
+    'the test event',
+  );
   t.doesNotThrow(() => verify(endpoint.secret, first), 'the test event verifies with the secret the CLI printed');
 
-  const deliveries = await eventually(async () => {
-    const run = await admin('webhook', 'deliveries', endpoint.id);
-    return run.json?.[0]?.status === 'succeeded' ? run.json : undefined;
-  }, 15_000, 'the delivery log');
+  const deliveries = await eventually(
+    async () => {
+      const run = await admin('webhook', 'deliveries', endpoint.id);
+      return run.json?.[0]?.status === 'succeeded' ? run.json : undefined;
+    },
+    15_000,
+    'the delivery log',
+  );
   t.equal(deliveries.length, 1);
   t.equal(deliveries[0].attempts.length, 1);
   t.equal(deliveries[0].attempts[0].status_code, 200);
@@ -47,7 +76,11 @@ t.test('create, show, test, deliveries, rotate, disable and delete an endpoint f
   t.match(rotated.json.secret, /^whsec_/);
   t.not(rotated.json.secret, endpoint.secret);
   await admin('webhook', 'test', endpoint.id, '--event', 'affiliate.created');
-  const second = await eventually(async () => receiver.received.find((h) => h.type === 'affiliate.created'), 15_000, 'the second test event');
+  const second = await eventually(
+    async () => receiver.received.find((h) => h.type === 'affiliate.created'),
+    15_000,
+    'the second test event',
+  );
   t.equal(String(second.headers['webhook-signature']).split(' ').length, 2, 'both secrets sign during rotation');
   t.doesNotThrow(() => verify(rotated.json.secret, second), 'verifies with the new secret');
   t.doesNotThrow(() => verify(endpoint.secret, second), 'and with the old one');
@@ -80,11 +113,17 @@ t.test('the CLI refuses what the API refuses', async (t) => {
   // Without the loopback allowance (production settings), a URL resolving to loopback is refused.
   const strict = await runAdminWithEnv(
     { ...env, DATABASE_URL: platform.databaseUrl, WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOWED_CIDRS: '' },
-    'webhook', 'create', merchant.id, '--url', 'https://127.0.0.1:9/hooks',
+    'webhook',
+    'create',
+    merchant.id,
+    '--url',
+    'https://127.0.0.1:9/hooks',
   );
   t.equal(strict.code, 2, strict.stderr);
   t.equal(strict.stdout, '');
-  const [row] = await platform.sql<{ count: number }[]>`select count(*)::int as count from webhook_endpoints where merchant_id = ${merchant.id}`;
+  const [row] = await platform.sql<
+    { count: number }[]
+  >`select count(*)::int as count from webhook_endpoints where merchant_id = ${merchant.id}`;
   const count = row!.count;
   t.equal(count, 0, 'nothing was registered');
 });

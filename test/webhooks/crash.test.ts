@@ -29,7 +29,8 @@ async function emit(p: Platform, merchantId: string, count: number, batch = 100)
   const ids: string[] = [];
   for (let start = 0; start < count; start += batch) {
     await p.sql.begin(async (tx) => {
-      for (let i = start; i < Math.min(count, start + batch); i++) ids.push((await enqueueEvent(tx, merchantId, 'commission.approved', commission(i))).id);
+      for (let i = start; i < Math.min(count, start + batch); i++)
+        ids.push((await enqueueEvent(tx, merchantId, 'commission.approved', commission(i))).id);
     });
   }
   return ids;
@@ -38,9 +39,15 @@ async function emit(p: Platform, merchantId: string, count: number, batch = 100)
 /** The receiver answers before the dispatcher records the success: wait for the records to catch up. */
 async function succeededCount(endpointId: string, expected: number): Promise<number> {
   const count = async () =>
-    (await platform.sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} and status = 'succeeded'`)[0]!.n;
-  await eventually(async () => ((await count()) === expected ? true : undefined), 10_000, 'the successes to be recorded').catch(() => {});
+    (
+      await platform.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} and status = 'succeeded'`
+    )[0]!.n;
+  await eventually(
+    async () => ((await count()) === expected ? true : undefined),
+    10_000,
+    'the successes to be recorded',
+  ).catch(() => {});
   return count();
 }
 
@@ -52,12 +59,19 @@ const missing = (expected: string[], received: { id: string }[]) => {
 t.test('SIGKILL during a burst of 1,000 events: after a restart every delivery arrives', async (t) => {
   const { id: merchantId } = await platform.merchant();
   const receiver = await startReceiver(t);
-  const endpoint = await registerEndpoint(platform, merchantId, { url: receiver.url, event_types: ['commission.approved'] });
+  const endpoint = await registerEndpoint(platform, merchantId, {
+    url: receiver.url,
+    event_types: ['commission.approved'],
+  });
   const env = { ...platform.env, ...TEST_DISPATCHER_ENV, LOG_LEVEL: 'info' };
 
   const first = await spawnService(t, 'dispatcher', env);
   const emitting = emit(platform, merchantId, 1000);
-  await eventually(async () => (receiver.received.length >= 150 ? true : undefined), 30_000, '150 deliveries before the kill');
+  await eventually(
+    async () => (receiver.received.length >= 150 ? true : undefined),
+    30_000,
+    '150 deliveries before the kill',
+  );
   first.child.kill('SIGKILL');
   await first.exited;
   const ids = await emitting;
@@ -65,7 +79,11 @@ t.test('SIGKILL during a burst of 1,000 events: after a restart every delivery a
   t.ok(atKill < 1000, `killed mid-burst (${atKill} of 1000 delivered)`);
 
   await spawnService(t, 'dispatcher', env);
-  await eventually(async () => (missing(ids, receiver.received).length === 0 ? true : undefined), 60_000, 'every delivery after the restart');
+  await eventually(
+    async () => (missing(ids, receiver.received).length === 0 ? true : undefined),
+    60_000,
+    'every delivery after the restart',
+  );
   t.same(missing(ids, receiver.received), [], 'zero missing');
   const duplicates = receiver.received.length - new Set(receiver.received.map((r) => r.id)).size;
   t.comment(`${receiver.received.length} requests for 1000 events: ${duplicates} duplicates, detectable by webhook-id`);
@@ -75,7 +93,10 @@ t.test('SIGKILL during a burst of 1,000 events: after a restart every delivery a
 t.test('the attempt stream purged: the sweeper still delivers everything due', async (t) => {
   const { id: merchantId } = await platform.merchant();
   const receiver = await startReceiver(t);
-  const endpoint = await registerEndpoint(platform, merchantId, { url: receiver.url, event_types: ['commission.approved'] });
+  const endpoint = await registerEndpoint(platform, merchantId, {
+    url: receiver.url,
+    event_types: ['commission.approved'],
+  });
   // Deliveries recorded and hinted while no dispatcher runs, then every hint is purged.
   const hints = new HintPublisher(platform.prefix);
   hints.attach(platform.nc, createLogger({ service: 'test' }, 'silent'));
@@ -97,7 +118,11 @@ t.test('the attempt stream purged: the sweeper still delivers everything due', a
   t.equal((await jsm.streams.info(stream)).state.messages, 0, 'and purged');
 
   const { close } = await startDispatcher(t, platform);
-  await eventually(async () => (missing(ids, receiver.received).length === 0 ? true : undefined), 20_000, 'every due delivery');
+  await eventually(
+    async () => (missing(ids, receiver.received).length === 0 ? true : undefined),
+    20_000,
+    'every due delivery',
+  );
   t.same(missing(ids, receiver.received), []);
   t.equal(await succeededCount(endpoint.id, 50), 50);
   await close();
@@ -109,14 +134,24 @@ t.test('the domain-event stream purged before fan-out: the outbox reconciler sti
   await registerEndpoint(platform, merchantId, { url: receiver.url, event_types: ['commission.approved'] });
   const ids = await emit(platform, merchantId, 30);
   // Wait until the relay has published them all, then lose them: what JetStream does with an unsynced crash.
-  await eventually(async () => {
-    const [row] = await platform.sql<{ left: number }[]>`select count(*)::int as left from outbox where published_at is null`;
-    return row!.left === 0 ? true : undefined;
-  }, 10_000, 'the relay to publish');
+  await eventually(
+    async () => {
+      const [row] = await platform.sql<
+        { left: number }[]
+      >`select count(*)::int as left from outbox where published_at is null`;
+      return row!.left === 0 ? true : undefined;
+    },
+    10_000,
+    'the relay to publish',
+  );
   await jsm.streams.purge(streamName(platform.prefix, 'DOMAIN_EVENTS'));
 
   const { close } = await startDispatcher(t, platform);
-  await eventually(async () => (missing(ids, receiver.received).length === 0 ? true : undefined), 20_000, 'every event from the outbox');
+  await eventually(
+    async () => (missing(ids, receiver.received).length === 0 ? true : undefined),
+    20_000,
+    'every event from the outbox',
+  );
   t.same(missing(ids, receiver.received), []);
   await close();
 });

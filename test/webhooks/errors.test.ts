@@ -5,7 +5,8 @@ import { startWebhookPlatform } from '../helpers/webhooks.ts';
 const { platform } = await startWebhookPlatform(t);
 const { client } = await platform.merchant();
 const receiver = await startReceiver(t);
-const endpoint = (await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid'] })).body as { id: string };
+const endpoint = (await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid'] }))
+  .body as { id: string };
 
 /** Asserts an INVALID_INPUT answer naming exactly these paths. */
 async function invalid(t: Test, res: Promise<{ status: number; body: any }>, paths: string[], message?: RegExp) {
@@ -18,14 +19,36 @@ async function invalid(t: Test, res: Promise<{ status: number; body: any }>, pat
 
 t.test('create: bad bodies are INVALID_INPUT on the offending field', async (t) => {
   await invalid(t, client.post('/api/v1/webhook_endpoints', {}), ['url'], /is required/);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, colour: 'red' }), ['colour'], /not a known field/);
+  await invalid(
+    t,
+    client.post('/api/v1/webhook_endpoints', { url: receiver.url, colour: 'red' }),
+    ['colour'],
+    /not a known field/,
+  );
   await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: [] }), ['event_types']);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['order.placed'] }), ['event_types[0]'], /must be one of/);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid', 'payout.paid'] }), ['event_types']);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 0 }), ['failure_threshold']);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 101 }), ['failure_threshold']);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 1.5 }), ['failure_threshold']);
-  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, description: 'x'.repeat(501) }), ['description']);
+  await invalid(
+    t,
+    client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['order.placed'] }),
+    ['event_types[0]'],
+    /must be one of/,
+  );
+  await invalid(
+    t,
+    client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid', 'payout.paid'] }),
+    ['event_types'],
+  );
+  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 0 }), [
+    'failure_threshold',
+  ]);
+  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 101 }), [
+    'failure_threshold',
+  ]);
+  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, failure_threshold: 1.5 }), [
+    'failure_threshold',
+  ]);
+  await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, description: 'x'.repeat(501) }), [
+    'description',
+  ]);
   await invalid(t, client.post('/api/v1/webhook_endpoints', { url: 42 }), ['url']);
   await invalid(t, client.post('/api/v1/webhook_endpoints', { url: `http://127.0.0.1/${'a'.repeat(2050)}` }), ['url']);
   await invalid(t, client.post('/api/v1/webhook_endpoints', { url: receiver.url, enabled: 'yes' }), ['enabled']);
@@ -45,7 +68,12 @@ t.test('update, test, list and replay: bad input is INVALID_INPUT', async (t) =>
   await invalid(t, client.get('/api/v1/webhook_endpoints?cursor=forged.cursor'), ['cursor']);
   await invalid(t, client.post(`${path}/replay`, { since: '2026-11-22T10:00:00Z' }), ['until']);
   await invalid(t, client.post(`${path}/replay`, { since: 'yesterday', until: '2026-11-22T10:00:00Z' }), ['since']);
-  await invalid(t, client.post(`${path}/replay`, { since: '2026-11-22T10:00:00Z', until: '2026-11-22T09:00:00Z' }), ['until'], /later than since/);
+  await invalid(
+    t,
+    client.post(`${path}/replay`, { since: '2026-11-22T10:00:00Z', until: '2026-11-22T09:00:00Z' }),
+    ['until'],
+    /later than since/,
+  );
   const empty = await client.post(`${path}/replay`, { since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z' });
   t.equal(empty.status, 200);
   t.same(empty.body, { replayed: 0 });

@@ -48,10 +48,14 @@ t.test('register an endpoint, receive a signed event, verify it with standardweb
   t.throws(() => verify(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, hook!), /signature/i);
 
   // The receiver has answered; the dispatcher records the success just after.
-  const after = await eventually(async () => {
-    const res = await client.get(`/api/v1/webhook_endpoints/${created.body.id}`);
-    return res.body.last_success_at ? res : undefined;
-  }, 10_000, 'last_success_at');
+  const after = await eventually(
+    async () => {
+      const res = await client.get(`/api/v1/webhook_endpoints/${created.body.id}`);
+      return res.body.last_success_at ? res : undefined;
+    },
+    10_000,
+    'last_success_at',
+  );
   t.equal(after.status, 200);
   t.equal(after.body.consecutive_failures, 0);
   t.type(after.body.last_success_at, 'string', 'last_success_at set by the success');
@@ -61,7 +65,10 @@ t.test('register an endpoint, receive a signed event, verify it with standardweb
 t.test('only subscribed event types are sent; a disabled endpoint gets nothing', async (t) => {
   const approvals = await startReceiver(t);
   const disabled = await startReceiver(t);
-  const sub = await client.post('/api/v1/webhook_endpoints', { url: approvals.url, event_types: ['affiliate.approved'] });
+  const sub = await client.post('/api/v1/webhook_endpoints', {
+    url: approvals.url,
+    event_types: ['affiliate.approved'],
+  });
   t.equal(sub.status, 201);
   const off = await client.post('/api/v1/webhook_endpoints', { url: disabled.url, enabled: false });
   t.equal(off.status, 201);
@@ -79,7 +86,10 @@ t.test('only subscribed event types are sent; a disabled endpoint gets nothing',
   // arrived first. The log of the subscribed endpoint shows the approval alone.
   const log = await client.get(`/api/v1/webhook_endpoints/${sub.body.id}/deliveries`);
   t.equal(log.status, 200);
-  t.same(log.body.data.map((d: { event_type: string }) => d.event_type), ['affiliate.approved']);
+  t.same(
+    log.body.data.map((d: { event_type: string }) => d.event_type),
+    ['affiliate.approved'],
+  );
   t.equal(approvals.received.length, 1);
   const offLog = await client.get(`/api/v1/webhook_endpoints/${off.body.id}/deliveries`);
   t.same(offLog.body.data, [], 'no deliveries for a disabled endpoint');
@@ -88,15 +98,26 @@ t.test('only subscribed event types are sent; a disabled endpoint gets nothing',
 
 t.test('rotating the secret: both signatures during the grace period, either secret verifies', async (t) => {
   const receiver = await startReceiver(t);
-  const created = await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['commission.approved'] });
+  const created = await client.post('/api/v1/webhook_endpoints', {
+    url: receiver.url,
+    event_types: ['commission.approved'],
+  });
   const rotated = await client.post(`/api/v1/webhook_endpoints/${created.body.id}/rotate_secret`);
   t.equal(rotated.status, 200);
   t.match(rotated.body, { id: created.body.id, secret: /^whsec_/ });
   t.not(rotated.body.secret, created.body.secret);
 
-  const test = await client.post(`/api/v1/webhook_endpoints/${created.body.id}/test`, { event_type: 'commission.approved' });
+  const test = await client.post(`/api/v1/webhook_endpoints/${created.body.id}/test`, {
+    event_type: 'commission.approved',
+  });
   t.equal(test.status, 201);
-  t.match(test.body, { id: /^dlv_/, message_id: /^msg_/, endpoint_id: created.body.id, event_type: 'commission.approved', status: 'pending' });
+  t.match(test.body, {
+    id: /^dlv_/,
+    message_id: /^msg_/,
+    endpoint_id: created.body.id,
+    event_type: 'commission.approved',
+    status: 'pending',
+  });
   const [hook] = await waitFor(receiver, 1, 'the test event');
   const signatures = String(hook!.headers['webhook-signature']).split(' ');
   t.equal(signatures.length, 2, 'two space-separated signatures');
@@ -124,10 +145,16 @@ t.test('list, update and delete endpoints', async (t) => {
   const b = await c.post('/api/v1/webhook_endpoints', { url: 'http://127.0.0.1:9/b', failure_threshold: 3 });
   const page1 = await c.get('/api/v1/webhook_endpoints?limit=1');
   t.equal(page1.status, 200);
-  t.same(page1.body.data.map((e: { id: string }) => e.id), [b.body.id]);
+  t.same(
+    page1.body.data.map((e: { id: string }) => e.id),
+    [b.body.id],
+  );
   t.notOk('secret' in page1.body.data[0]);
   const page2 = await c.get(`/api/v1/webhook_endpoints?limit=1&cursor=${encodeURIComponent(page1.body.next_cursor)}`);
-  t.same(page2.body.data.map((e: { id: string }) => e.id), [a.body.id]);
+  t.same(
+    page2.body.data.map((e: { id: string }) => e.id),
+    [a.body.id],
+  );
   t.equal(page2.body.next_cursor, null);
 
   const patched = await c.patch(`/api/v1/webhook_endpoints/${a.body.id}`, {
@@ -146,7 +173,10 @@ t.test('list, update and delete endpoints', async (t) => {
   t.equal((await c.get(`/api/v1/webhook_endpoints/${a.body.id}`)).status, 404);
   t.equal((await c.delete(`/api/v1/webhook_endpoints/${a.body.id}`)).status, 404);
   const list = await c.get('/api/v1/webhook_endpoints');
-  t.same(list.body.data.map((e: { id: string }) => e.id), [b.body.id]);
+  t.same(
+    list.body.data.map((e: { id: string }) => e.id),
+    [b.body.id],
+  );
 });
 
 t.test('the OpenAPI document lists the endpoint operations and the twelve webhooks', async (t) => {

@@ -15,24 +15,35 @@ t.test('replay one and bulk replay between two timestamps: same webhook-id and b
     res.statusCode = accept ? 200 : 422;
     res.end();
   });
-  const endpoint = (await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.failed'] })).body;
-  const send = async () => (await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'payout.failed' })).body as LoggedDelivery;
+  const endpoint = (
+    await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.failed'] })
+  ).body;
+  const send = async () =>
+    (await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'payout.failed' }))
+      .body as LoggedDelivery;
   const first = await send();
   const second = await send();
   await sleep(50);
   const boundary = new Date().toISOString();
   await sleep(50);
   const third = await send();
-  await eventually(async () => {
-    const ds = await log(endpoint.id);
-    return ds.length === 3 && ds.every((d) => d.status === 'dead_lettered') ? ds : undefined;
-  }, 10_000, 'three dead-lettered deliveries');
+  await eventually(
+    async () => {
+      const ds = await log(endpoint.id);
+      return ds.length === 3 && ds.every((d) => d.status === 'dead_lettered') ? ds : undefined;
+    },
+    10_000,
+    'three dead-lettered deliveries',
+  );
   t.equal(receiver.received.length, 3);
   const original = new Map(receiver.received.map((r) => [r.id, r]));
   await sleep(1100); // the replay's timestamp, hence its signature, will differ
 
   accept = true;
-  const bulk = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/replay`, { since: first.created_at, until: boundary });
+  const bulk = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/replay`, {
+    since: first.created_at,
+    until: boundary,
+  });
   t.equal(bulk.status, 200);
   t.same(bulk.body, { replayed: 2 });
   await eventually(async () => (receiver.received.length === 5 ? true : undefined), 10_000, 'two replayed deliveries');
@@ -55,16 +66,27 @@ t.test('replay one and bulk replay between two timestamps: same webhook-id and b
   t.equal(receiver.received[5]!.id, third.message_id);
   t.ok(verify(endpoint.secret, receiver.received[5]!));
 
-  const done = await eventually(async () => {
-    const ds = await log(endpoint.id);
-    return ds.every((d) => d.status === 'succeeded') ? ds : undefined;
-  }, 10_000, 'all succeeded');
+  const done = await eventually(
+    async () => {
+      const ds = await log(endpoint.id);
+      return ds.every((d) => d.status === 'succeeded') ? ds : undefined;
+    },
+    10_000,
+    'all succeeded',
+  );
   for (const d of done) {
-    t.same(d.attempts.map((a) => a.status_code), [422, 200], 'the log keeps both series of attempts');
+    t.same(
+      d.attempts.map((a) => a.status_code),
+      [422, 200],
+      'the log keeps both series of attempts',
+    );
     t.equal(d.attempt_count, 1);
   }
   // A bulk replay takes only dead-lettered deliveries: nothing is left to replay.
-  const again = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/replay`, { since: first.created_at, until: new Date().toISOString() });
+  const again = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/replay`, {
+    since: first.created_at,
+    until: new Date().toISOString(),
+  });
   t.same(again.body, { replayed: 0 });
   // A single delivery that succeeded can be sent again on request.
   const resend = await client.post(`/api/v1/webhook_deliveries/${third.id}/replay`);
@@ -75,17 +97,31 @@ t.test('replay one and bulk replay between two timestamps: same webhook-id and b
 
 t.test('the delivery log shows the last 100, newest first, each with its attempts', async (t) => {
   const receiver = await startReceiver(t);
-  const endpoint = (await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['tax_form.submitted'] })).body;
+  const endpoint = (
+    await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['tax_form.submitted'] })
+  ).body;
   const sent: string[] = [];
   for (let i = 0; i < 105; i++) {
-    const res = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'tax_form.submitted' });
+    const res = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, {
+      event_type: 'tax_form.submitted',
+    });
     sent.push(res.body.id);
   }
-  const all = await eventually(async () => {
-    const ds = await log(endpoint.id);
-    return ds.length === 100 && ds.every((d) => d.status === 'succeeded') && receiver.received.length === 105 ? ds : undefined;
-  }, 20_000, 'all 105 delivered');
-  t.same(all.map((d) => d.id), sent.slice(5).reverse(), 'the newest 100, newest first');
+  const all = await eventually(
+    async () => {
+      const ds = await log(endpoint.id);
+      return ds.length === 100 && ds.every((d) => d.status === 'succeeded') && receiver.received.length === 105
+        ? ds
+        : undefined;
+    },
+    20_000,
+    'all 105 delivered',
+  );
+  t.same(
+    all.map((d) => d.id),
+    sent.slice(5).reverse(),
+    'the newest 100, newest first',
+  );
   for (const d of all) {
     t.equal(d.attempts.length, 1);
     t.equal(d.attempts[0]!.status_code, 200);
@@ -93,7 +129,10 @@ t.test('the delivery log shows the last 100, newest first, each with its attempt
     t.type(d.attempts[0]!.duration_ms, 'number');
   }
   const five = await log(endpoint.id, '?limit=5');
-  t.same(five.map((d) => d.id), sent.slice(100).reverse());
+  t.same(
+    five.map((d) => d.id),
+    sent.slice(100).reverse(),
+  );
   const none = await log(endpoint.id, '?status=dead_lettered');
   t.same(none, []);
 });
@@ -103,7 +142,11 @@ t.test('records older than 30 days are deleted, unless still being retried', asy
   const receiver = await startReceiver(t);
   const endpoint = await registerEndpoint(platform, merchantId, { url: receiver.url });
   const old = new Date(Date.now() - 31 * 86_400_000).toISOString();
-  const ids = { done: 'msg_0000000000000000000000done', active: 'msg_00000000000000000000active', recent: 'msg_00000000000000000000recent' };
+  const ids = {
+    done: 'msg_0000000000000000000000done',
+    active: 'msg_00000000000000000000active',
+    recent: 'msg_00000000000000000000recent',
+  };
   for (const [state, id] of Object.entries(ids)) {
     await platform.sql`insert into webhook_messages (id, merchant_id, type, body, created_at)
       values (${id}, ${merchantId}, 'payout.paid', '{}', ${state === 'recent' ? new Date().toISOString() : old})`;
@@ -113,7 +156,9 @@ t.test('records older than 30 days are deleted, unless still being retried', asy
   }
   const deleted = await deleteExpired(platform.sql, 30);
   t.equal(deleted, 1);
-  const left = await platform.sql<{ id: string }[]>`select id from webhook_messages where id in ${platform.sql(Object.values(ids))} order by id`;
+  const left = await platform.sql<
+    { id: string }[]
+  >`select id from webhook_messages where id in ${platform.sql(Object.values(ids))} order by id`;
   t.same(left.map((r) => r.id).sort(), [ids.active, ids.recent].sort());
   const [gone] = await platform.sql`select 1 from webhook_deliveries where message_id = ${ids.done}`;
   t.equal(gone, undefined, 'its deliveries went with it');

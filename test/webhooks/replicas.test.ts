@@ -13,7 +13,11 @@ async function emit(merchantId: string, count: number) {
   const ids: string[] = [];
   await platform.sql.begin(async (tx) => {
     for (let i = 0; i < count; i++) {
-      const event = await enqueueEvent(tx, merchantId, 'fraud.flagged', { affiliate_id: `aff_${i}`, rule: 'conversion_velocity', details: { n: i } });
+      const event = await enqueueEvent(tx, merchantId, 'fraud.flagged', {
+        affiliate_id: `aff_${i}`,
+        rule: 'conversion_velocity',
+        details: { n: i },
+      });
       ids.push(event.id);
     }
   });
@@ -34,13 +38,20 @@ t.test('two replicas: every delivery attempted once, never by both at the same t
       inFlight.set(req.id, (inFlight.get(req.id) ?? 1) - 1);
       res.end('ok');
     });
-    const created = await client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['fraud.flagged'] });
+    const created = await client.post('/api/v1/webhook_endpoints', {
+      url: receiver.url,
+      event_types: ['fraud.flagged'],
+    });
     t.equal(created.status, 201);
     receivers.push({ receiver, overlaps: () => overlaps });
   }
   const ids = await emit(merchantId, 200);
   for (const { receiver } of receivers) {
-    await eventually(async () => (new Set(receiver.received.map((r) => r.id)).size === 200 ? true : undefined), 30_000, 'all 200 at each endpoint');
+    await eventually(
+      async () => (new Set(receiver.received.map((r) => r.id)).size === 200 ? true : undefined),
+      30_000,
+      'all 200 at each endpoint',
+    );
   }
   for (const { receiver, overlaps } of receivers) {
     t.equal(overlaps(), 0, 'no delivery was attempted concurrently');
@@ -53,7 +64,10 @@ t.test('two replicas: every delivery attempted once, never by both at the same t
       where d.merchant_id = ${merchantId} group by a.delivery_id having count(*) > 1) x`;
   t.equal(row!.twice, 0, 'one attempt per delivery in the records');
   const attemptsBy = (lines: string[]) => lines.filter((l) => l.includes('"msg":"webhook attempt"')).length;
-  t.ok(attemptsBy(logsA) > 0 && attemptsBy(logsB) > 0, `both replicas worked (${attemptsBy(logsA)} / ${attemptsBy(logsB)})`);
+  t.ok(
+    attemptsBy(logsA) > 0 && attemptsBy(logsB) > 0,
+    `both replicas worked (${attemptsBy(logsA)} / ${attemptsBy(logsB)})`,
+  );
 });
 
 t.test("a hanging endpoint's backlog does not hold up a healthy endpoint", async (t) => {
@@ -65,8 +79,15 @@ t.test("a hanging endpoint's backlog does not hold up a healthy endpoint", async
   await client.post('/api/v1/webhook_endpoints', { url: hanging.url, event_types: ['fraud.flagged'] });
   await client.post('/api/v1/webhook_endpoints', { url: healthy.url, event_types: ['fraud.flagged'] });
   const ids = await emit(merchantId, 100);
-  await eventually(async () => (healthy.received.length >= 100 ? true : undefined), 15_000, 'the healthy endpoint to get all 100');
+  await eventually(
+    async () => (healthy.received.length >= 100 ? true : undefined),
+    15_000,
+    'the healthy endpoint to get all 100',
+  );
   t.same(new Set(healthy.received.map((r) => r.id)), new Set(ids));
   t.ok(hanging.received.length >= 1, 'the hanging endpoint was tried');
-  t.ok(hanging.received.length <= 4, `at most its concurrency limit of 4 in flight (${hanging.received.length}), none answered yet`);
+  t.ok(
+    hanging.received.length <= 4,
+    `at most its concurrency limit of 4 in flight (${hanging.received.length}), none answered yet`,
+  );
 });

@@ -16,7 +16,10 @@ t.test('the production backoff table and Retry-After rules, as data', async (t) 
   const h = 60 * m;
   t.same(WEBHOOK_BACKOFF_MS, [5 * s, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 14 * h, 20 * h, 24 * h]);
   t.equal(WEBHOOK_MAX_ATTEMPTS, 10);
-  t.same([1, 2, 9].map((n) => nextAttemptDelayMs(n, 1, null)), [5 * s, 5 * m, 24 * h]);
+  t.same(
+    [1, 2, 9].map((n) => nextAttemptDelayMs(n, 1, null)),
+    [5 * s, 5 * m, 24 * h],
+  );
   t.equal(nextAttemptDelayMs(1, 0.001, null), 5, 'the scale multiplies the table');
   t.equal(nextAttemptDelayMs(1, 1, 60 * s), 60 * s, 'Retry-After later than the table wins');
   t.equal(nextAttemptDelayMs(2, 1, 60 * s), 5 * m, 'Retry-After sooner than the table does not');
@@ -47,10 +50,14 @@ const deliveries = async (endpointId: string) =>
   (await client.get(`/api/v1/webhook_endpoints/${endpointId}/deliveries`)).body.data as LoggedDelivery[];
 const deliveryOf = async (endpointId: string, id: string) => (await deliveries(endpointId)).find((d) => d.id === id)!;
 const settled = (endpointId: string, id: string, status: string) =>
-  eventually(async () => {
-    const d = await deliveryOf(endpointId, id);
-    return d.status === status ? d : undefined;
-  }, 15_000, `delivery ${id} ${status}`);
+  eventually(
+    async () => {
+      const d = await deliveryOf(endpointId, id);
+      return d.status === status ? d : undefined;
+    },
+    15_000,
+    `delivery ${id} ${status}`,
+  );
 
 t.test('with the table scaled to a tenth (5 s → 500 ms)', async (t) => {
   const { close } = await startDispatcher(t, platform, { WEBHOOK_BACKOFF_SCALE: '0.1' });
@@ -70,10 +77,13 @@ t.test('with the table scaled to a tenth (5 s → 500 ms)', async (t) => {
     t.equal(first!.id, second!.id, 'the same webhook-id on the retry');
     t.equal(first!.body, second!.body, 'the same body bytes');
     t.equal(done.attempt_count, 2);
-    t.same(done.attempts.map((a) => [a.status_code, a.error, a.response_body]), [
-      [500, null, 'boom'],
-      [200, null, 'ok'],
-    ]);
+    t.same(
+      done.attempts.map((a) => [a.status_code, a.error, a.response_body]),
+      [
+        [500, null, 'boom'],
+        [200, null, 'ok'],
+      ],
+    );
     const ep = (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}`)).body;
     t.equal(ep.consecutive_failures, 0, 'reset by the success');
     t.type(ep.last_success_at, 'string');
@@ -92,7 +102,10 @@ t.test('with the table scaled to a tenth (5 s → 500 ms)', async (t) => {
     t.equal(retrying.attempts[0]!.status_code, 429);
     await settled(endpoint.id, sent.id, 'succeeded');
     const [first, second] = receiver.received;
-    t.ok(second!.at - first!.at >= 2000, `waited for Retry-After: 2 (${second!.at - first!.at} ms), not the 500 ms of the table`);
+    t.ok(
+      second!.at - first!.at >= 2000,
+      `waited for Retry-After: 2 (${second!.at - first!.at} ms), not the 500 ms of the table`,
+    );
   });
 });
 
@@ -116,7 +129,10 @@ t.test('with the table scaled to 1/100000 (all ten attempts within seconds)', as
     t.equal(dead.dead_letter_reason, 'client_error');
     t.equal(dead.attempt_count, 1);
     t.equal(dead.next_attempt_at, null);
-    t.same(dead.attempts.map((a) => a.status_code), [400]);
+    t.same(
+      dead.attempts.map((a) => a.status_code),
+      [400],
+    );
     t.equal(dead.attempts[0]!.response_body, '{"error":"bad"}');
     await sleep(300);
     t.equal(receiver.received.length, 1, 'no retry');
@@ -133,19 +149,31 @@ t.test('with the table scaled to 1/100000 (all ten attempts within seconds)', as
     const endpoint = await endpointFor(receiver.url);
     const sent = [];
     for (let i = 0; i < 5; i++) sent.push(await sendTest(endpoint.id));
-    const all = await eventually(async () => {
-      const ds = await deliveries(endpoint.id);
-      return ds.length === 5 && ds.every((d) => d.status === 'dead_lettered') ? ds : undefined;
-    }, 10_000, 'all five dead-lettered');
+    const all = await eventually(
+      async () => {
+        const ds = await deliveries(endpoint.id);
+        return ds.length === 5 && ds.every((d) => d.status === 'dead_lettered') ? ds : undefined;
+      },
+      10_000,
+      'all five dead-lettered',
+    );
     t.equal(receiver.received.length, 1, 'only the first was attempted');
     const gone = all.filter((d) => d.dead_letter_reason === 'gone');
     t.equal(gone.length, 1);
-    t.same(gone[0]!.attempts.map((a) => a.status_code), [410]);
-    t.same(all.filter((d) => d.id !== gone[0]!.id).map((d) => [d.dead_letter_reason, d.attempt_count]), Array(4).fill(['endpoint_disabled', 0]));
+    t.same(
+      gone[0]!.attempts.map((a) => a.status_code),
+      [410],
+    );
+    t.same(
+      all.filter((d) => d.id !== gone[0]!.id).map((d) => [d.dead_letter_reason, d.attempt_count]),
+      Array(4).fill(['endpoint_disabled', 0]),
+    );
     const ep = (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}`)).body;
     t.match(ep, { enabled: false, disabled_reason: 'gone' });
     // Nothing new goes to it while disabled.
-    const blocked = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'commission.approved' });
+    const blocked = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, {
+      event_type: 'commission.approved',
+    });
     t.equal(blocked.status, 400);
     t.equal(blocked.body.error.code, 'INVALID_INPUT');
   });
@@ -161,7 +189,10 @@ t.test('with the table scaled to 1/100000 (all ten attempts within seconds)', as
     t.equal(dead.dead_letter_reason, 'max_attempts');
     t.equal(dead.attempt_count, 10);
     t.equal(dead.attempts.length, 10);
-    t.ok(dead.attempts.every((a) => a.status_code === 503 && a.response_body === 'x'.repeat(1024)), 'the first KiB of each response');
+    t.ok(
+      dead.attempts.every((a) => a.status_code === 503 && a.response_body === 'x'.repeat(1024)),
+      'the first KiB of each response',
+    );
     t.equal(receiver.received.length, 10);
     t.equal(new Set(receiver.received.map((r) => r.id)).size, 1, 'one webhook-id throughout');
     const ep = (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}`)).body;
@@ -208,11 +239,14 @@ t.test('with the table scaled to 1/100000 (all ten attempts within seconds)', as
     const endpoint = await endpointFor(receiver.url);
     const sent = await sendTest(endpoint.id);
     const done = await settled(endpoint.id, sent.id, 'succeeded');
-    t.same(done.attempts.map((a) => [a.status_code, a.error]), [
-      [302, null],
-      [null, 'timeout'],
-      [200, null],
-    ]);
+    t.same(
+      done.attempts.map((a) => [a.status_code, a.error]),
+      [
+        [302, null],
+        [null, 'timeout'],
+        [200, null],
+      ],
+    );
     t.equal(elsewhere.received.length, 0, 'the redirect target was never contacted');
   });
 
@@ -220,9 +254,12 @@ t.test('with the table scaled to 1/100000 (all ten attempts within seconds)', as
     const endpoint = await endpointFor('http://127.0.0.1:9/nothing-listens', { failure_threshold: 2 });
     const sent = await sendTest(endpoint.id);
     const dead = await settled(endpoint.id, sent.id, 'dead_lettered');
-    t.same(dead.attempts.map((a) => [a.status_code, a.error]), [
-      [null, 'connection refused'],
-      [null, 'connection refused'],
-    ]);
+    t.same(
+      dead.attempts.map((a) => [a.status_code, a.error]),
+      [
+        [null, 'connection refused'],
+        [null, 'connection refused'],
+      ],
+    );
   });
 });

@@ -12,14 +12,21 @@ t.test("another merchant's endpoints and deliveries are NOT_FOUND, and never lis
     res.statusCode = 400;
     res.end();
   });
-  const created = await alice.client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid'] });
+  const created = await alice.client.post('/api/v1/webhook_endpoints', {
+    url: receiver.url,
+    event_types: ['payout.paid'],
+  });
   const id = created.body.id as string;
   const test = await alice.client.post(`/api/v1/webhook_endpoints/${id}/test`, { event_type: 'payout.paid' });
   const deliveryId = test.body.id as string;
-  await eventually(async () => {
-    const [d] = (await alice.client.get(`/api/v1/webhook_endpoints/${id}/deliveries`)).body.data as LoggedDelivery[];
-    return d?.status === 'dead_lettered' ? d : undefined;
-  }, 10_000, 'the delivery to be dead-lettered');
+  await eventually(
+    async () => {
+      const [d] = (await alice.client.get(`/api/v1/webhook_endpoints/${id}/deliveries`)).body.data as LoggedDelivery[];
+      return d?.status === 'dead_lettered' ? d : undefined;
+    },
+    10_000,
+    'the delivery to be dead-lettered',
+  );
 
   const b = bob.client;
   const answers = [
@@ -28,7 +35,10 @@ t.test("another merchant's endpoints and deliveries are NOT_FOUND, and never lis
     await b.post(`/api/v1/webhook_endpoints/${id}/rotate_secret`),
     await b.post(`/api/v1/webhook_endpoints/${id}/test`, { event_type: 'payout.paid' }),
     await b.get(`/api/v1/webhook_endpoints/${id}/deliveries`),
-    await b.post(`/api/v1/webhook_endpoints/${id}/replay`, { since: '2000-01-01T00:00:00Z', until: '2100-01-01T00:00:00Z' }),
+    await b.post(`/api/v1/webhook_endpoints/${id}/replay`, {
+      since: '2000-01-01T00:00:00Z',
+      until: '2100-01-01T00:00:00Z',
+    }),
     await b.post(`/api/v1/webhook_deliveries/${deliveryId}/replay`),
     await b.delete(`/api/v1/webhook_endpoints/${id}`),
   ];
@@ -62,7 +72,10 @@ t.test('an event is delivered only to its own merchant’s endpoints', async (t)
 
 t.test('the secret is encrypted at rest and never appears in logs or other responses', async (t) => {
   const receiver = await startReceiver(t);
-  const created = await alice.client.post('/api/v1/webhook_endpoints', { url: receiver.url, event_types: ['payout.paid'] });
+  const created = await alice.client.post('/api/v1/webhook_endpoints', {
+    url: receiver.url,
+    event_types: ['payout.paid'],
+  });
   const rotated = await alice.client.post(`/api/v1/webhook_endpoints/${created.body.id}/rotate_secret`);
   const secrets = [created.body.secret as string, rotated.body.secret as string];
   await alice.client.post(`/api/v1/webhook_endpoints/${created.body.id}/test`, { event_type: 'payout.paid' });
@@ -78,7 +91,9 @@ t.test('the secret is encrypted at rest and never appears in logs or other respo
     await alice.client.get(`/api/v1/webhook_endpoints/${created.body.id}/deliveries`),
     await alice.client.patch(`/api/v1/webhook_endpoints/${created.body.id}`, { description: 'x' }),
   ];
-  const everything = [JSON.stringify(row), ...responses.map((r) => r.text), ...dispatcherLogs, ...platform.logs].join('\n');
+  const everything = [JSON.stringify(row), ...responses.map((r) => r.text), ...dispatcherLogs, ...platform.logs].join(
+    '\n',
+  );
   t.ok(dispatcherLogs.length > 0 && platform.logs.length > 0, 'there are logs to search');
   for (const secret of secrets) {
     t.notOk(everything.includes(secret), 'the whole secret appears nowhere');

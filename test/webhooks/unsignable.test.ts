@@ -24,39 +24,63 @@ const platform = await startPlatform(t);
 const { id: merchantId, client } = await platform.merchant();
 const receiver = await startReceiver(t);
 const endpoint = await registerEndpoint(platform, merchantId, { url: receiver.url, event_types: ['payout.failed'] });
-const deliveriesOf = async () => (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries`)).body.data as LoggedDelivery[];
+const deliveriesOf = async () =>
+  (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries`)).body.data as LoggedDelivery[];
 const verify = (hook: ReceivedWebhook) => verifyWebhook(endpoint.secret, hook);
 let deliveryId = '';
 
-t.test('under a key that does not open the secret: failed attempts with the reason, then dead-lettered after the table', async (t) => {
-  const { logs, close } = await startDispatcher(t, platform, { ENCRYPTION_KEY: NEW_KEY, ...FAST_TABLE });
-  const sent = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'payout.failed' });
-  t.equal(sent.status, 201);
-  deliveryId = sent.body.id;
-  const [dead] = await eventually(async () => {
-    const ds = await deliveriesOf();
-    return ds.length === 1 && ds[0]!.status === 'dead_lettered' ? ds : undefined;
-  }, 90_000, 'the delivery dead-lettered');
-  t.match(dead, { id: deliveryId, status: 'dead_lettered', dead_letter_reason: 'max_attempts', attempt_count: WEBHOOK_MAX_ATTEMPTS });
-  t.equal(dead!.attempts.length, WEBHOOK_MAX_ATTEMPTS, 'every attempt is in the delivery log');
-  t.same(
-    dead!.attempts.map((a) => ({ status_code: a.status_code, error: a.error, response_body: a.response_body })),
-    Array(WEBHOOK_MAX_ATTEMPTS).fill({ status_code: null, error: UNSIGNABLE_ERROR, response_body: '' }),
-    'each failed for the reason, with nothing of the secret',
-  );
-  t.equal(receiver.received.length, 0, 'nothing unsigned was sent');
-  const complaints = logs.filter((l) => /secret cannot be used to sign/.test(l));
-  t.equal(complaints.length, 1, `logged once for ${WEBHOOK_MAX_ATTEMPTS} attempts`);
-  t.match(complaints[0], new RegExp(`"endpoint_id":"${endpoint.id}".*"reason":"undecryptable"`));
-  t.notOk(logs.some((l) => l.includes(endpoint.secret) || l.includes(endpoint.secret.slice(6))), 'no log line holds the secret');
-  const [row] = await platform.sql<{ enabled: boolean; consecutive_failures: number }[]>`
+t.test(
+  'under a key that does not open the secret: failed attempts with the reason, then dead-lettered after the table',
+  async (t) => {
+    const { logs, close } = await startDispatcher(t, platform, { ENCRYPTION_KEY: NEW_KEY, ...FAST_TABLE });
+    const sent = await client.post(`/api/v1/webhook_endpoints/${endpoint.id}/test`, { event_type: 'payout.failed' });
+    t.equal(sent.status, 201);
+    deliveryId = sent.body.id;
+    const [dead] = await eventually(
+      async () => {
+        const ds = await deliveriesOf();
+        return ds.length === 1 && ds[0]!.status === 'dead_lettered' ? ds : undefined;
+      },
+      90_000,
+      'the delivery dead-lettered',
+    );
+    t.match(dead, {
+      id: deliveryId,
+      status: 'dead_lettered',
+      dead_letter_reason: 'max_attempts',
+      attempt_count: WEBHOOK_MAX_ATTEMPTS,
+    });
+    t.equal(dead!.attempts.length, WEBHOOK_MAX_ATTEMPTS, 'every attempt is in the delivery log');
+    t.same(
+      dead!.attempts.map((a) => ({ status_code: a.status_code, error: a.error, response_body: a.response_body })),
+      Array(WEBHOOK_MAX_ATTEMPTS).fill({ status_code: null, error: UNSIGNABLE_ERROR, response_body: '' }),
+      'each failed for the reason, with nothing of the secret',
+    );
+    t.equal(receiver.received.length, 0, 'nothing unsigned was sent');
+    const complaints = logs.filter((l) => /secret cannot be used to sign/.test(l));
+    t.equal(complaints.length, 1, `logged once for ${WEBHOOK_MAX_ATTEMPTS} attempts`);
+    t.match(complaints[0], new RegExp(`"endpoint_id":"${endpoint.id}".*"reason":"undecryptable"`));
+    t.notOk(
+      logs.some((l) => l.includes(endpoint.secret) || l.includes(endpoint.secret.slice(6))),
+      'no log line holds the secret',
+    );
+    const [row] = await platform.sql<{ enabled: boolean; consecutive_failures: number }[]>`
     select enabled, consecutive_failures from webhook_endpoints where id = ${endpoint.id}`;
-  t.same(row, { enabled: true, consecutive_failures: WEBHOOK_MAX_ATTEMPTS }, 'the failures count toward the endpoint threshold');
-  await close();
-});
+    t.same(
+      row,
+      { enabled: true, consecutive_failures: WEBHOOK_MAX_ATTEMPTS },
+      'the failures count toward the endpoint threshold',
+    );
+    await close();
+  },
+);
 
 t.test('with the old key in ENCRYPTION_KEYS_PREVIOUS the secret opens: a replay is delivered, signed', async (t) => {
-  const { close } = await startDispatcher(t, platform, { ENCRYPTION_KEY: NEW_KEY, ENCRYPTION_KEYS_PREVIOUS: OLD_KEY, ...FAST_TABLE });
+  const { close } = await startDispatcher(t, platform, {
+    ENCRYPTION_KEY: NEW_KEY,
+    ENCRYPTION_KEYS_PREVIOUS: OLD_KEY,
+    ...FAST_TABLE,
+  });
   const replay = await client.post(`/api/v1/webhook_deliveries/${deliveryId}/replay`);
   t.equal(replay.status, 200);
   t.same(replay.body, { replayed: 1 });
@@ -87,7 +111,11 @@ t.test('admin secrets re-encrypt moves the secret under the new key; then the ol
   t.ok(verify(receiver.received[1]!), 'signed under the new key alone');
   await close();
 
-  const unknown = await runAdminWithEnv({ DATABASE_URL: platform.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') }, 'secrets', 're-encrypt');
+  const unknown = await runAdminWithEnv(
+    { DATABASE_URL: platform.databaseUrl, ENCRYPTION_KEY: randomBytes(32).toString('base64') },
+    'secrets',
+    're-encrypt',
+  );
   t.equal(unknown.code, 1, 'a key that opens nothing fails the command');
   t.same(unknown.json.columns[0].undecryptable, [endpoint.id], 'naming the row, not its value');
   t.match(unknown.stderr, /1 secret\(s\) open with none of the configured keys/);

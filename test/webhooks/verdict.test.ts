@@ -25,16 +25,19 @@ t.test('any other 4xx but 429 is dead-lettered at once', async (t) => {
   }
 });
 
-t.test('429, 5xx, 3xx, timeouts and network errors are retried by the backoff table until the last attempt', async (t) => {
-  for (const code of [429, 500, 502, 503, 504, 301, 302, 307, null]) {
-    const verdict = judge(code, 1);
-    t.same(verdict, { kind: 'retry', delayMs: delay(1, null) }, `${code}: retried after the first step of the table`);
-    t.equal(statusAfter(verdict), 'retrying');
-    t.equal(deadLetterReasonOf(verdict), null);
-    t.same(judge(code, WEBHOOK_MAX_ATTEMPTS), { kind: 'max_attempts' }, `${code}: the last attempt dead-letters`);
-  }
-  t.equal(WEBHOOK_MAX_ATTEMPTS, 10, 'ten attempts in all');
-});
+t.test(
+  '429, 5xx, 3xx, timeouts and network errors are retried by the backoff table until the last attempt',
+  async (t) => {
+    for (const code of [429, 500, 502, 503, 504, 301, 302, 307, null]) {
+      const verdict = judge(code, 1);
+      t.same(verdict, { kind: 'retry', delayMs: delay(1, null) }, `${code}: retried after the first step of the table`);
+      t.equal(statusAfter(verdict), 'retrying');
+      t.equal(deadLetterReasonOf(verdict), null);
+      t.same(judge(code, WEBHOOK_MAX_ATTEMPTS), { kind: 'max_attempts' }, `${code}: the last attempt dead-letters`);
+    }
+    t.equal(WEBHOOK_MAX_ATTEMPTS, 10, 'ten attempts in all');
+  },
+);
 
 t.test('Retry-After is honoured', async (t) => {
   const verdict = judge(503, 2, 120_000) as Extract<Verdict, { kind: 'retry' }>;

@@ -11,4 +11,5 @@ export const AffiliatesEnv = Type.Object({
 });
 export type AffiliatesConfig = Static<typeof AffiliatesEnv>;
 
-export const loadAffiliatesConfig = (env: NodeJS.ProcessEnv = process.env): AffiliatesConfig => loadConfig(AffiliatesEnv, env);
+export const loadAffiliatesConfig = (env: NodeJS.ProcessEnv = process.env): AffiliatesConfig =>
+  loadConfig(AffiliatesEnv, env);

@@ -18,7 +18,12 @@ export async function startAffiliatesService(config: AffiliatesConfig, log?: Log
     name: 'affiliates',
     config,
     outboxRelay: config.OUTBOX_RELAY && config,
-    operations: [listAffiliatesOperation(deps), getAffiliateOperation(deps), createAffiliateOperation(deps), updateAffiliateOperation(deps)],
+    operations: [
+      listAffiliatesOperation(deps),
+      getAffiliateOperation(deps),
+      createAffiliateOperation(deps),
+      updateAffiliateOperation(deps),
+    ],
     log,
   });
 }

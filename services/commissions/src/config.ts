@@ -18,19 +18,22 @@ export const CommissionsEnv = Type.Object({
     default: 128,
     minimum: 1,
     maximum: 512,
-    description: 'the most conversion.recorded messages one transaction processes; each takes up to four advisory locks until its commit, so a replica holds at most CONVERSION_CONCURRENCY × CONVERSION_BATCH_MAX × 4 entries of Postgres\'s lock table',
+    description:
+      "the most conversion.recorded messages one transaction processes; each takes up to four advisory locks until its commit, so a replica holds at most CONVERSION_CONCURRENCY × CONVERSION_BATCH_MAX × 4 entries of Postgres's lock table",
   }),
   CONVERSION_BATCH_INTERVAL_MS: Type.Integer({
     default: 50,
     minimum: 0,
     maximum: 1000,
-    description: 'least time between the starts of two batches of conversion.recorded messages that are not full: a conversion after a quiet spell is processed at once, under load each batch carries what arrived in the interval (0: every turn of the event loop)',
+    description:
+      'least time between the starts of two batches of conversion.recorded messages that are not full: a conversion after a quiet spell is processed at once, under load each batch carries what arrived in the interval (0: every turn of the event loop)',
   }),
   CONVERSION_RECONCILE_AFTER_MS: Type.Integer({
     default: 60_000,
     minimum: 100,
     maximum: 86_400_000,
-    description: 'a conversion.recorded published this long ago and still unprocessed (lost by the stream) is processed from the outbox',
+    description:
+      'a conversion.recorded published this long ago and still unprocessed (lost by the stream) is processed from the outbox',
   }),
   HOLD_SCHEDULER_INTERVAL_MS: Type.Integer({
     default: 60_000,
@@ -41,4 +44,5 @@ export const CommissionsEnv = Type.Object({
 });
 export type CommissionsConfig = Static<typeof CommissionsEnv>;
 
-export const loadCommissionsConfig = (env: NodeJS.ProcessEnv = process.env): CommissionsConfig => loadConfig(CommissionsEnv, env);
+export const loadCommissionsConfig = (env: NodeJS.ProcessEnv = process.env): CommissionsConfig =>
+  loadConfig(CommissionsEnv, env);

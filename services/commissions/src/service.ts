@@ -46,7 +46,9 @@ export async function startCommissionsService(
     outboxRelay: config.OUTBOX_RELAY && config,
     operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
     log,
-    consumers: [{ entry: COMMISSIONS_CONSUMER, resumeWindowMs: config.CONVERSION_RECONCILE_AFTER_MS + RESUME_MARGIN_MS }],
+    consumers: [
+      { entry: COMMISSIONS_CONSUMER, resumeWindowMs: config.CONVERSION_RECONCILE_AFTER_MS + RESUME_MARGIN_MS },
+    ],
     workers: async ({ sql, nc, topology, log: workerLog }) => {
       const process = (envelopes: Parameters<typeof processConversions>[1]) =>
         processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
@@ -67,7 +69,8 @@ export async function startCommissionsService(
         log: workerLog,
         pass: async () => {
           const processed = await reconcileConversions(sql, { settleMs, log: workerLog, process });
-          if (processed > 0) workerLog.warn('conversions missing from the stream processed from the outbox', { count: processed });
+          if (processed > 0)
+            workerLog.warn('conversions missing from the stream processed from the outbox', { count: processed });
           return processed;
         },
       });

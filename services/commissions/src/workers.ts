@@ -41,8 +41,16 @@ export function startConversionConsumer(opts: {
       return;
     }
     msg.ack();
-    if (outcome.kind === 'duplicate') log.info('conversion already processed', { ...ids, delivery: msg.info.deliveryCount });
-    else log.debug('conversion processed', { ...ids, created: outcome.created, voided: outcome.voided, flags: outcome.flags, promoted: outcome.promoted });
+    if (outcome.kind === 'duplicate')
+      log.info('conversion already processed', { ...ids, delivery: msg.info.deliveryCount });
+    else
+      log.debug('conversion processed', {
+        ...ids,
+        created: outcome.created,
+        voided: outcome.voided,
+        flags: outcome.flags,
+        promoted: outcome.promoted,
+      });
   };
 
   const processAlone = async (msg: JsMsg, envelope: ConversionEnvelope): Promise<void> => {

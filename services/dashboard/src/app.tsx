@@ -44,7 +44,10 @@ export function App() {
     setSession(null);
     navigate('/');
   };
-  const active = (to: string) => (to === '/' ? path === '/' : path === to || (path.startsWith(`${to}/`) && !(to === '/settings' && path.startsWith('/settings/keys'))));
+  const active = (to: string) =>
+    to === '/'
+      ? path === '/'
+      : path === to || (path.startsWith(`${to}/`) && !(to === '/settings' && path.startsWith('/settings/keys')));
   return (
     <>
       <a class="skip" href="#main">

@@ -21,7 +21,15 @@ export function DailyChart(props: { title: string; days: string[]; series: Serie
       {
         width: Math.max(el.clientWidth, 240),
         height: 200,
-        series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, value: (_u: uPlot, v: number | null) => (v == null ? '—' : (props.format ?? String)(v)) }))],
+        series: [
+          {},
+          ...props.series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            value: (_u: uPlot, v: number | null) => (v == null ? '—' : (props.format ?? String)(v)),
+          })),
+        ],
         axes: [{}, { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => (props.format ?? String)(t)), size: 70 }],
         scales: { x: { time: true } },
       },

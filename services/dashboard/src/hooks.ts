@@ -44,7 +44,7 @@ export function usePager() {
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const run = async <T,>(work: () => Promise<T>): Promise<T | undefined> => {
+  const run = async <T>(work: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(undefined);
     try {

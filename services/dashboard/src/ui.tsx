@@ -27,7 +27,12 @@ export function Page(props: { title: string; children: ComponentChildren; action
 
 export function Link(props: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
   return (
-    <a href={BASE + props.to} class={props.class} aria-current={props.current ? 'page' : undefined} onClick={(e) => onLinkClick(e, props.to)}>
+    <a
+      href={BASE + props.to}
+      class={props.class}
+      aria-current={props.current ? 'page' : undefined}
+      onClick={(e) => onLinkClick(e, props.to)}
+    >
       {props.children}
     </a>
   );
@@ -49,13 +54,23 @@ export const ErrorText = (props: { error: string | undefined }) =>
 export const Empty = (props: { children: ComponentChildren }) => <p class="empty">{props.children}</p>;
 
 /** Loading, error or content: what every loaded section shows. */
-export function Loaded<T>(props: { state: { data: T | undefined; error: string | undefined; loading: boolean }; what: string; children: (data: T) => ComponentChildren }) {
+export function Loaded<T>(props: {
+  state: { data: T | undefined; error: string | undefined; loading: boolean };
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
   if (props.state.error) return <ErrorText error={props.state.error} />;
   if (props.state.data === undefined) return <Loading what={props.what} />;
   return <>{props.children(props.state.data)}</>;
 }
 
-export function Pager(props: { page: number; next: string | null | undefined; onNext: (c: string) => void; onPrevious: () => void; label: string }) {
+export function Pager(props: {
+  page: number;
+  next: string | null | undefined;
+  onNext: (c: string) => void;
+  onPrevious: () => void;
+  label: string;
+}) {
   if (props.page === 1 && !props.next) return null;
   return (
     <nav class="pager" aria-label={`${props.label} pages`}>
@@ -78,15 +93,24 @@ export const Field = (props: { label: string; children: ComponentChildren; hint?
   </label>
 );
 
-export const Status = (props: { value: string }) => <span class={`badge badge-${props.value.replace(/[^a-z_]/g, '')}`}>{props.value.replace('_', ' ')}</span>;
+export const Status = (props: { value: string }) => (
+  <span class={`badge badge-${props.value.replace(/[^a-z_]/g, '')}`}>{props.value.replace('_', ' ')}</span>
+);
 
-export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC' : '—');
+export const formatTime = (iso: string | null | undefined) =>
+  iso
+    ? new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC'
+    : '—';
 
 export const formatMoney = (amount: number, currency: string) =>
   new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount);
 
 /** A status filter: "Any" and the statuses given, as the list's API names them. */
-export function StatusSelect<T extends string>(props: { value: T | ''; options: readonly T[]; onChange: (value: T | '') => void }) {
+export function StatusSelect<T extends string>(props: {
+  value: T | '';
+  options: readonly T[];
+  onChange: (value: T | '') => void;
+}) {
   return (
     <Field label="Status">
       <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T | '')}>

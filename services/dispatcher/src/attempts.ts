@@ -9,7 +9,13 @@ import { inOneTrip } from '@platform/shared/transactions';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookHeaders } from '@platform/shared/webhooks';
 import type { Dispatcher } from 'undici';
 import { judgeAttempt, type AttemptOutcome } from './verdict.ts';
-import { deadLetterWaiting, recordAttempts, settleEndpoints, type AttemptRecord, type EndpointTally } from './queries/attempts.ts';
+import {
+  deadLetterWaiting,
+  recordAttempts,
+  settleEndpoints,
+  type AttemptRecord,
+  type EndpointTally,
+} from './queries/attempts.ts';
 import { claimDue, lockEndpoints, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
 import { signingSecrets } from './endpoints.ts';
 import { postWebhook } from './send.ts';
@@ -101,7 +107,11 @@ export function startAttemptEngine(opts: {
     labelNames: ['verdict'],
     registers: [opts.registry],
   });
-  const claimOpts = { replicaId: settings.replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
+  const claimOpts = {
+    replicaId: settings.replicaId,
+    leaseMs: settings.leaseMs,
+    endpointConcurrency: settings.endpointConcurrency,
+  };
   const secrets = new Map<string, string>();
   let busy = 0; // slots reserved, attempting, or waiting for their outcome to be recorded
   let stopping = false;
@@ -146,11 +156,14 @@ export function startAttemptEngine(opts: {
     } catch (err) {
       if (!unsignable.has(d.endpoint_id)) {
         unsignable.add(d.endpoint_id);
-        log.error('webhook endpoint secret cannot be used to sign; its attempts fail until the key is listed or the secret rotated', {
-          endpoint_id: d.endpoint_id,
-          merchant_id: d.merchant_id,
-          reason: err instanceof UndecryptableSecret ? 'undecryptable' : 'not a webhook secret',
-        });
+        log.error(
+          'webhook endpoint secret cannot be used to sign; its attempts fail until the key is listed or the secret rotated',
+          {
+            endpoint_id: d.endpoint_id,
+            merchant_id: d.merchant_id,
+            reason: err instanceof UndecryptableSecret ? 'undecryptable' : 'not a webhook secret',
+          },
+        );
       }
       return null;
     }
@@ -160,12 +173,23 @@ export function startAttemptEngine(opts: {
     const headers = sign(d);
     // Not signed, not sent: a failed attempt like a refused connection, recorded and retried by the table.
     const outcome = headers
-      ? await postWebhook({ dispatcher: agent, url: d.url, headers, body: d.body, timeoutMs: settings.attemptTimeoutMs })
+      ? await postWebhook({
+          dispatcher: agent,
+          url: d.url,
+          headers,
+          body: d.body,
+          timeoutMs: settings.attemptTimeoutMs,
+        })
       : unsignedOutcome();
     const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
       nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
     );
-    finished.push({ delivery: { id: d.id, endpoint_id: d.endpoint_id }, outcome, verdict, attemptsMade: d.attempt_count + 1 });
+    finished.push({
+      delivery: { id: d.id, endpoint_id: d.endpoint_id },
+      outcome,
+      verdict,
+      attemptsMade: d.attempt_count + 1,
+    });
     kick();
   };
 
@@ -174,7 +198,11 @@ export function startAttemptEngine(opts: {
     const by = new Map<string, EndpointTally>();
     for (const r of batch) {
       let t = by.get(r.delivery.endpoint_id);
-      if (!t) by.set(r.delivery.endpoint_id, (t = { endpointId: r.delivery.endpoint_id, succeeded: false, failures: 0, gone: false }));
+      if (!t)
+        by.set(
+          r.delivery.endpoint_id,
+          (t = { endpointId: r.delivery.endpoint_id, succeeded: false, failures: 0, gone: false }),
+        );
       if (r.verdict.kind === 'succeeded') {
         t.succeeded = true;
         t.failures = 0;
@@ -187,7 +215,11 @@ export function startAttemptEngine(opts: {
   };
 
   /** Records `batch` and refills the slots it frees (plus `extra` reserved free ones); returns the new claims. */
-  const recordAndRefill = async (batch: AttemptRecord[], extra: number, refilling = true): Promise<ClaimedDelivery[]> => {
+  const recordAndRefill = async (
+    batch: AttemptRecord[],
+    extra: number,
+    refilling = true,
+  ): Promise<ClaimedDelivery[]> => {
     const tallies = tally(batch);
     // Healthy endpoints go on with their next due deliveries; a failing one waits for the sweeper (its backoff).
     const refill = new Set(wanting);
@@ -203,7 +235,10 @@ export function startAttemptEngine(opts: {
       locked: lockEndpoints(tx, endpoints),
       recorded: recordAttempts(tx, batch, settings.replicaId),
       settled: settleEndpoints(tx, tallies),
-      deadLettered: deadLetterWaiting(tx, tallies.filter((t) => t.gone).map((t) => t.endpointId)),
+      deadLettered: deadLetterWaiting(
+        tx,
+        tallies.filter((t) => t.gone).map((t) => t.endpointId),
+      ),
       claimed: claimDue(tx, { ...claimOpts, endpointIds: [...refill], limit }),
     }));
     // Below the limit, every refilled endpoint got all it had room and work for: nothing more is wanted of it.
@@ -217,7 +252,9 @@ export function startAttemptEngine(opts: {
     // Free slots for the refill beyond the batch's own, at most what the endpoints to refill could take: the rest
     // stay free for the fan-out and the hints meanwhile.
     const endpoints = new Set([...wanting, ...batch.map((r) => r.delivery.endpoint_id)]);
-    const extra = stopping ? 0 : Math.min(free(), Math.max(0, endpoints.size * settings.endpointConcurrency - batch.length));
+    const extra = stopping
+      ? 0
+      : Math.min(free(), Math.max(0, endpoints.size * settings.endpointConcurrency - batch.length));
     busy += extra;
     let claimed: ClaimedDelivery[] = [];
     let recorded = batch;

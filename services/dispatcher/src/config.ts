@@ -11,9 +11,24 @@ export const DispatcherEnv = Type.Object({
     maximum: 100,
     description: 'multiplies the backoff table (5 s … 24 h); tests and benches shrink it. Retry-After is never scaled',
   }),
-  WEBHOOK_ATTEMPT_TIMEOUT_MS: Type.Integer({ default: 15_000, minimum: 100, maximum: 120_000, description: 'whole attempt, connect to response body' }),
-  WEBHOOK_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5_000, minimum: 50, maximum: 60_000, description: 'DNS and TCP/TLS connect' }),
-  WEBHOOK_CONCURRENCY: Type.Integer({ default: 64, minimum: 1, maximum: 4096, description: 'attempts in flight per replica' }),
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: Type.Integer({
+    default: 15_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: 'whole attempt, connect to response body',
+  }),
+  WEBHOOK_CONNECT_TIMEOUT_MS: Type.Integer({
+    default: 5_000,
+    minimum: 50,
+    maximum: 60_000,
+    description: 'DNS and TCP/TLS connect',
+  }),
+  WEBHOOK_CONCURRENCY: Type.Integer({
+    default: 64,
+    minimum: 1,
+    maximum: 4096,
+    description: 'attempts in flight per replica',
+  }),
   // 16: a failing endpoint gets one slot whatever this says, so a higher limit only lets a healthy, busy endpoint
   // keep up (at 4, one endpoint could not take the benchmark's event rate within its latency targets).
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
@@ -22,7 +37,12 @@ export const DispatcherEnv = Type.Object({
     maximum: 256,
     description: 'attempts in flight per endpoint across all replicas (1 while the endpoint is failing)',
   }),
-  WEBHOOK_SWEEP_INTERVAL_MS: Type.Integer({ default: 1_000, minimum: 50, maximum: 60_000, description: 'how often due deliveries are looked for' }),
+  WEBHOOK_SWEEP_INTERVAL_MS: Type.Integer({
+    default: 1_000,
+    minimum: 50,
+    maximum: 60_000,
+    description: 'how often due deliveries are looked for',
+  }),
   WEBHOOK_REQUEUE_AFTER_MS: Type.Integer({
     default: 30_000,
     minimum: 100,
@@ -35,15 +55,28 @@ export const DispatcherEnv = Type.Object({
     maximum: 86_400_000,
     description: 'an outbox event published this long ago without a webhook message is fanned out from Postgres',
   }),
-  WEBHOOK_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 365, description: 'how long delivery records are kept for replay' }),
-  WEBHOOK_ALLOW_HTTP: Type.Optional(Type.Boolean({ description: 'accept http:// URLs (default: only when APP_ENV=development)' })),
+  WEBHOOK_RETENTION_DAYS: Type.Integer({
+    default: 30,
+    minimum: 1,
+    maximum: 365,
+    description: 'how long delivery records are kept for replay',
+  }),
+  WEBHOOK_ALLOW_HTTP: Type.Optional(
+    Type.Boolean({ description: 'accept http:// URLs (default: only when APP_ENV=development)' }),
+  ),
   WEBHOOK_ALLOWED_CIDRS: Type.Optional(
     Type.String({
       pattern: '^[0-9A-Fa-f:./,\\s]*$',
-      description: 'comma-separated CIDRs allowed despite being non-public (default: loopback when APP_ENV=development, none otherwise)',
+      description:
+        'comma-separated CIDRs allowed despite being non-public (default: loopback when APP_ENV=development, none otherwise)',
     }),
   ),
-  DISPATCHER_ID: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'names this replica in leases (default: host and pid)' })),
+  DISPATCHER_ID: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9._-]{1,64}$',
+      description: 'names this replica in leases (default: host and pid)',
+    }),
+  ),
 });
 export type DispatcherConfig = Static<typeof DispatcherEnv>;
 

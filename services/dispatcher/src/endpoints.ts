@@ -46,7 +46,12 @@ async function checkUrl(url: string, deps: Deps): Promise<string> {
 }
 
 /** A malformed id names no row: NOT_FOUND, exactly like another merchant's endpoint. */
-export async function loadEndpoint(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<EndpointRow> {
+export async function loadEndpoint(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  forUpdate = false,
+): Promise<EndpointRow> {
   const row = isId('we', id) ? await findEndpoint(sql, merchantId, id, forUpdate) : undefined;
   if (!row) throw notFound('webhook endpoint');
   return row;
@@ -100,10 +105,21 @@ export async function changeEndpoint(
   });
 }
 
-export async function rotateSecret(sql: Sql, deps: Deps, merchantId: string, id: string): Promise<WebhookEndpoint & { secret: string }> {
+export async function rotateSecret(
+  sql: Sql,
+  deps: Deps,
+  merchantId: string,
+  id: string,
+): Promise<WebhookEndpoint & { secret: string }> {
   if (!isId('we', id)) throw notFound('webhook endpoint');
   const secret = generateWebhookSecret();
-  const row = await rotateEndpointSecret(sql, merchantId, id, encryptSecret(deps.masterKey, secret), WEBHOOK_SECRET_ROTATION_GRACE_MS);
+  const row = await rotateEndpointSecret(
+    sql,
+    merchantId,
+    id,
+    encryptSecret(deps.masterKey, secret),
+    WEBHOOK_SECRET_ROTATION_GRACE_MS,
+  );
   if (!row) throw notFound('webhook endpoint');
   return { ...presentEndpoint(row), secret };
 }
@@ -118,7 +134,11 @@ export function signingSecrets(
   now = Date.now(),
 ): string[] {
   const secrets = [decrypt(row.secret_encrypted)];
-  if (row.previous_secret_encrypted && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now) {
+  if (
+    row.previous_secret_encrypted &&
+    row.previous_secret_expires_at &&
+    row.previous_secret_expires_at.getTime() > now
+  ) {
     secrets.push(decrypt(row.previous_secret_encrypted));
   }
   return secrets;
@@ -136,7 +156,11 @@ export async function sendTestEvent(
     if (!endpoint.enabled) throw invalidInput('endpoint_id', 'the endpoint is disabled; enable it first');
     const [now] = await tx<{ at: Date }[]>`select date_trunc('milliseconds', now()) as at`;
     const at = now!.at.toISOString();
-    const created = await fanOut(tx, { id: newId('msg'), type, created_at: at, merchant_id: merchantId, data: sampleEventData(type, at) }, endpoint.id);
+    const created = await fanOut(
+      tx,
+      { id: newId('msg'), type, created_at: at, merchant_id: merchantId, data: sampleEventData(type, at) },
+      endpoint.id,
+    );
     const found = await findDelivery(tx, merchantId, created[0]!.id);
     return { delivery: presentDelivery(found!.delivery, found!.attempts), created };
   });

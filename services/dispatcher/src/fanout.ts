@@ -52,7 +52,10 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
         return {
           created: insertDeliveries(tx, rows, { hinted: false }),
           locked: slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
-          claimed: slots > 0 ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots }) : Promise.resolve([] as ClaimedDelivery[]),
+          claimed:
+            slots > 0
+              ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots })
+              : Promise.resolve([] as ClaimedDelivery[]),
         };
       },
     );
@@ -64,7 +67,10 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
     const slots = engine.reserve(batch.length * SLOTS_PER_EVENT);
     let result: Awaited<ReturnType<typeof record>>;
     try {
-      result = await record(batch.map((b) => b.event), slots);
+      result = await record(
+        batch.map((b) => b.event),
+        slots,
+      );
     } catch (err) {
       engine.start([], slots);
       if (batch.length > 1) {
@@ -86,7 +92,12 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
     engine.start(result.claimed, slots);
     const claimed = new Set(result.claimed.map((d) => d.id));
     engine.want(result.created.filter((d) => !claimed.has(d.id)).map((d) => d.endpointId));
-    if (result.created.length > 0) log.debug('events fanned out', { events: batch.length, deliveries: result.created.length, attempted_at_once: claimed.size });
+    if (result.created.length > 0)
+      log.debug('events fanned out', {
+        events: batch.length,
+        deliveries: result.created.length,
+        attempted_at_once: claimed.size,
+      });
   };
 
   const fanOutMessages = async (msgs: JsMsg[]): Promise<void> => {

@@ -15,7 +15,12 @@ import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDeliver
  * clears the hints of what it took; the others are forgotten so that the sweeper hints them again as soon as their
  * endpoint has room.
  */
-export async function claimNamed(sql: Sql, claim: ClaimSettings, deliveryIds: string[], limit: number): Promise<ClaimedDelivery[]> {
+export async function claimNamed(
+  sql: Sql,
+  claim: ClaimSettings,
+  deliveryIds: string[],
+  limit: number,
+): Promise<ClaimedDelivery[]> {
   const { claimed } = await inOneTrip(sql, (tx) => ({
     relaxed: relaxCommit(tx),
     locked: lockEndpointsOf(tx, deliveryIds),
@@ -51,7 +56,10 @@ export function startHintConsumer(opts: ConsumerWorkerOptions & { concurrency: n
 }
 
 /** One pull's hints, until `stop` (consumeDurable starts another when the consumer had to be recreated). */
-function workHints(messages: ConsumerMessages, opts: { sql: Sql; log: Logger; engine: AttemptEngine; concurrency: number; claim: ClaimSettings }) {
+function workHints(
+  messages: ConsumerMessages,
+  opts: { sql: Sql; log: Logger; engine: AttemptEngine; concurrency: number; claim: ClaimSettings },
+) {
   const { log, engine } = opts;
   const buffered: { m: JsMsg; deliveryId: string }[] = [];
   const maxBuffered = Math.max(opts.concurrency, HINT_BATCH);

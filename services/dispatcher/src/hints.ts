@@ -42,7 +42,10 @@ export class HintPublisher {
     );
     const failed = deliveries.filter((_d, i) => results[i]!.status === 'rejected');
     if (failed.length === 0) return [];
-    this.log?.warn('could not publish delivery hints; the sweeper will', { failed: failed.length, total: deliveries.length });
+    this.log?.warn('could not publish delivery hints; the sweeper will', {
+      failed: failed.length,
+      total: deliveries.length,
+    });
     if (this.recovery) {
       void this.recovery.topology.check();
       await forgetHints(this.recovery.sql, failed).catch(() => {});

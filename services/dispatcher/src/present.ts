@@ -28,7 +28,8 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): Webho
     event_type: row.event_type as DomainEventType,
     status: row.status,
     attempt_count: row.attempt_count,
-    next_attempt_at: row.status === 'pending' || row.status === 'retrying' ? (row.next_attempt_at?.toISOString() ?? null) : null,
+    next_attempt_at:
+      row.status === 'pending' || row.status === 'retrying' ? (row.next_attempt_at?.toISOString() ?? null) : null,
     dead_letter_reason: row.dead_letter_reason,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

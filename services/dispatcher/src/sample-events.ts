@@ -55,7 +55,12 @@ export function sampleEventData(type: DomainEventType, at: string): Record<strin
     case 'payout.failed':
       return payout('failed');
     case 'fraud.flagged':
-      return { affiliate_id: affiliate.id, event_id: 'evt_test00000000000000000000000', rule: 'self_referral', details: { test: true } };
+      return {
+        affiliate_id: affiliate.id,
+        event_id: 'evt_test00000000000000000000000',
+        rule: 'self_referral',
+        details: { test: true },
+      };
     case 'tax_form.submitted':
       return { affiliate_id: affiliate.id, form_type: 'W-9', submitted_at: at };
   }

@@ -50,7 +50,8 @@ export function postWebhook(opts: {
         responseBody: textOf(kept.length === 1 ? kept[0]! : Buffer.concat(kept)),
         retryAfterMs: parseRetryAfter(retryAfter),
       });
-    const failed = (error: string) => settle({ attemptedAt, statusCode: null, error, durationMs: elapsed(), responseBody: '', retryAfterMs: null });
+    const failed = (error: string) =>
+      settle({ attemptedAt, statusCode: null, error, durationMs: elapsed(), responseBody: '', retryAfterMs: null });
     const end = (outcome: () => void) => {
       outcome();
       // Aborting discards the connection: whatever the receiver still sends is not read.
@@ -83,7 +84,11 @@ export function postWebhook(opts: {
           },
           onResponseData(_c, chunk) {
             if (size >= WEBHOOK_RESPONSE_BODY_BYTES) return;
-            kept.push(size + chunk.length > WEBHOOK_RESPONSE_BODY_BYTES ? chunk.subarray(0, WEBHOOK_RESPONSE_BODY_BYTES - size) : chunk);
+            kept.push(
+              size + chunk.length > WEBHOOK_RESPONSE_BODY_BYTES
+                ? chunk.subarray(0, WEBHOOK_RESPONSE_BODY_BYTES - size)
+                : chunk,
+            );
             size += chunk.length;
             if (size >= WEBHOOK_RESPONSE_BODY_BYTES) end(answered);
           },

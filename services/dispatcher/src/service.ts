@@ -33,9 +33,15 @@ import { ConfigError } from '@platform/shared/config';
 const RESUME_MARGIN_MS = 15_000;
 
 /** The URL guard of this configuration (also used by the operator CLI). */
-export function addressPolicyOf(config: Pick<DispatcherConfig, 'APP_ENV' | 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOWED_CIDRS'>) {
+export function addressPolicyOf(
+  config: Pick<DispatcherConfig, 'APP_ENV' | 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOWED_CIDRS'>,
+) {
   try {
-    return createAddressPolicy({ appEnv: config.APP_ENV, allowHttp: config.WEBHOOK_ALLOW_HTTP, allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS });
+    return createAddressPolicy({
+      appEnv: config.APP_ENV,
+      allowHttp: config.WEBHOOK_ALLOW_HTTP,
+      allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
+    });
   } catch (err) {
     throw new ConfigError('WEBHOOK_ALLOWED_CIDRS', (err as Error).message.replace(/^WEBHOOK_ALLOWED_CIDRS: /, ''));
   }
@@ -102,12 +108,27 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
         read: async () => (await dueUnattempted(sql)).oldestAgeSeconds,
       });
       const fanout = startFanOut({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, claim });
-      const hinted = startHintConsumer({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, concurrency: settings.concurrency, claim });
+      const hinted = startHintConsumer({
+        sql,
+        nc,
+        prefix: config.NATS_PREFIX,
+        topology,
+        log: serviceLog,
+        engine,
+        concurrency: settings.concurrency,
+        claim,
+      });
       const attemptUnhinted = async (deliveries: NewDelivery[]) => {
         const reserved = engine.reserve(deliveries.length);
         let claimed: ClaimedDelivery[] = [];
         try {
-          if (reserved > 0) claimed = await claimNamed(sql, claim, deliveries.map((d) => d.id), reserved);
+          if (reserved > 0)
+            claimed = await claimNamed(
+              sql,
+              claim,
+              deliveries.map((d) => d.id),
+              reserved,
+            );
         } finally {
           engine.start(claimed, reserved);
         }

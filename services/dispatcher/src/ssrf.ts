@@ -76,7 +76,11 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /** APP_ENV=development allows http and loopback unless told otherwise; elsewhere nothing but public https. */
-export function createAddressPolicy(opts: { appEnv: string; allowHttp?: boolean; allowedCidrs?: string }): AddressPolicy {
+export function createAddressPolicy(opts: {
+  appEnv: string;
+  allowHttp?: boolean;
+  allowedCidrs?: string;
+}): AddressPolicy {
   const development = opts.appEnv === 'development';
   const cidrs = (opts.allowedCidrs ?? (development ? '127.0.0.0/8,::1/128' : ''))
     .split(',')
@@ -134,7 +138,8 @@ function checkUrlShape(raw: string, policy: AddressPolicy): URL {
 export async function resolveAllowed(
   hostname: string,
   policy: AddressPolicy,
-  lookup: (host: string) => Promise<{ address: string; family: number }[]> = (host) => dnsLookup(host, { all: true, verbatim: true }),
+  lookup: (host: string) => Promise<{ address: string; family: number }[]> = (host) =>
+    dnsLookup(host, { all: true, verbatim: true }),
 ): Promise<{ address: string; family: 4 | 6 }> {
   const bare = hostname.replace(/^\[|\]$/g, '');
   if (isIP(bare)) {
@@ -166,7 +171,10 @@ export async function checkEndpointUrl(raw: string, policy: AddressPolicy): Prom
  * address, and connects to the checked one (TLS still verifies the certificate against the host name). Redirects
  * are never followed (undici follows none unless asked), and each connection is checked when it is made.
  */
-export function createGuardedAgent(policy: AddressPolicy, opts: { connectTimeoutMs: number; connections?: number }): Agent {
+export function createGuardedAgent(
+  policy: AddressPolicy,
+  opts: { connectTimeoutMs: number; connections?: number },
+): Agent {
   const connectPinned = buildConnector({ timeout: opts.connectTimeoutMs });
   return new Agent({
     connections: opts.connections ?? null,

@@ -39,7 +39,11 @@ export function startSweeper(opts: {
     const deadLettered = await deadLetterDueOfDisabled(sql);
     if (deadLettered > 0) log.info('deliveries of disabled endpoints dead-lettered', { count: deadLettered });
     for (;;) {
-      const due = await markDueForHint(sql, { requeueAfterMs: opts.requeueAfterMs, endpointConcurrency: opts.endpointConcurrency, batch: 500 });
+      const due = await markDueForHint(sql, {
+        requeueAfterMs: opts.requeueAfterMs,
+        endpointConcurrency: opts.endpointConcurrency,
+        batch: 500,
+      });
       const unhinted = await hints.publish(due);
       if (unhinted.length > 0) await opts.attemptUnhinted(unhinted);
       if (due.length > 0) log.debug('due deliveries hinted', { count: due.length });
@@ -57,7 +61,12 @@ export function startSweeper(opts: {
     if (Date.now() - lastRetention >= RETENTION_EVERY_MS) {
       lastRetention = Date.now();
       let deleted = 0;
-      for (let n = await deleteExpired(sql, opts.retentionDays); n > 0; n = await deleteExpired(sql, opts.retentionDays)) deleted += n;
+      for (
+        let n = await deleteExpired(sql, opts.retentionDays);
+        n > 0;
+        n = await deleteExpired(sql, opts.retentionDays)
+      )
+        deleted += n;
       if (deleted > 0) log.info('expired webhook messages deleted', { count: deleted });
     }
   };

@@ -56,5 +56,7 @@ export const statusAfter = (verdict: Verdict): DeliveryStatus => STATUS_AFTER[ve
 
 /** Why the delivery is dead-lettered after this verdict, or null when it is not. */
 export function deadLetterReasonOf(verdict: Verdict): DeadLetterReason | null {
-  return verdict.kind === 'gone' || verdict.kind === 'client_error' || verdict.kind === 'max_attempts' ? verdict.kind : null;
+  return verdict.kind === 'gone' || verdict.kind === 'client_error' || verdict.kind === 'max_attempts'
+    ? verdict.kind
+    : null;
 }

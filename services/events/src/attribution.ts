@@ -34,7 +34,11 @@ export function settingsAndAttribution(
 /** The visit judged by the merchant's attribution window of now (days of 24 hours). */
 function withinWindow({ age_seconds, ...visit }: VisitSeen, windowDays: number): VisitRow {
   const windowSeconds = windowDays * 86_400;
-  return { ...visit, within_window: age_seconds < windowSeconds, remaining_seconds: Math.floor(windowSeconds - age_seconds) };
+  return {
+    ...visit,
+    within_window: age_seconds < windowSeconds,
+    remaining_seconds: Math.floor(windowSeconds - age_seconds),
+  };
 }
 
 function credit(visit: VisitRow | undefined, owner: { affiliate_id: string; status: string } | undefined): Attribution {

@@ -19,7 +19,10 @@ export function checkEvent(body: RecordEventBody, defaultCurrency: string): { am
   if (!known) {
     problems.push({
       path: 'currency',
-      message: body.currency !== undefined ? 'is not an ISO 4217 currency in circulation' : `is required: the default currency ${currency} is not supported`,
+      message:
+        body.currency !== undefined
+          ? 'is not an ISO 4217 currency in circulation'
+          : `is required: the default currency ${currency} is not supported`,
     });
   }
   // The JSON number's shortest decimal form is what the sender wrote (less trailing zeros): count its decimals.
@@ -29,7 +32,10 @@ export function checkEvent(body: RecordEventBody, defaultCurrency: string): { am
     if (decimalPlaces(amount) > allowed) {
       problems.push({
         path: 'amount',
-        message: allowed === 0 ? `must be a whole number in ${currency}` : `must have at most ${allowed} decimal places in ${currency}`,
+        message:
+          allowed === 0
+            ? `must be a whole number in ${currency}`
+            : `must have at most ${allowed} decimal places in ${currency}`,
       });
     }
   }

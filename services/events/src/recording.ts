@@ -140,7 +140,8 @@ async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Pro
   // Keys that were taken before this batch: read what is stored, once for all of them.
   const taken: EventKey[] = [];
   for (const p of first.values()) {
-    if (!inserted.has(p.key)) taken.push({ merchantId: p.event.merchantId, eventType: p.event.eventType, externalId: p.event.externalId });
+    if (!inserted.has(p.key))
+      taken.push({ merchantId: p.event.merchantId, eventType: p.event.eventType, externalId: p.event.externalId });
   }
   if (taken.length > 0) {
     const rows = await findEventsByKeys(sql, taken);
@@ -182,7 +183,11 @@ async function insertGroup(sql: Sql, group: Prepared[], outcome: BatchOutcome): 
 function answer(p: Prepared, row: ConversionEventRow | undefined, inserted: boolean): void {
   const { request } = p;
   if (inserted) {
-    request.log.info('conversion event recorded', { event_id: row!.id, attributed_by: row!.attributed_by, affiliate_id: row!.affiliate_id });
+    request.log.info('conversion event recorded', {
+      event_id: row!.id,
+      attributed_by: row!.attributed_by,
+      affiliate_id: row!.affiliate_id,
+    });
     request.resolve({ outcome: 'created', body: presentEvent(row!) });
     return;
   }
@@ -233,4 +238,5 @@ function prepare(request: Request, found: Parameters<typeof settingsAndAttributi
 }
 
 /** The idempotency key of an event as one string: merchant ids and event types never contain NUL, so it is unambiguous. */
-const keyOf = (merchantId: string, eventType: string, externalId: string) => `${merchantId}\u0000${eventType}\u0000${externalId}`;
+const keyOf = (merchantId: string, eventType: string, externalId: string) =>
+  `${merchantId}\u0000${eventType}\u0000${externalId}`;

@@ -23,7 +23,11 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
   // The read of every batch's settings and attribution runs on connections of its own that use generic plans
   // (see findAttributionContexts): one per batch recorded at once. Closed after the operations have drained, as a
   // worker.
-  const attributionSql = connectDatabase(config.DATABASE_URL, { max: RECORDING_SLOTS, applicationName: 'events-attribution', genericPlans: true });
+  const attributionSql = connectDatabase(config.DATABASE_URL, {
+    max: RECORDING_SLOTS,
+    applicationName: 'events-attribution',
+    genericPlans: true,
+  });
   return startService({
     name: 'events',
     config,

@@ -73,7 +73,11 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   // A listener made once, not per request (shared/src/unnest.ts says why); `this` is the response.
   function recordFinished(this: Response) {
-    const labels = { route: (this.locals['route'] as string) ?? 'unmatched', method: this.req.method, status: String(this.statusCode) };
+    const labels = {
+      route: (this.locals['route'] as string) ?? 'unmatched',
+      method: this.req.method,
+      status: String(this.statusCode),
+    };
     requests.inc(labels);
     latency.observe(labels, (performance.now() - (this.locals['started'] as number)) / 1000);
   }
@@ -88,7 +92,10 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', (_req, res) => void res.status(deps.ready() ? 200 : 503).json({ status: deps.ready() ? 'ready' : 'not ready' }));
+  app.get(
+    '/readyz',
+    (_req, res) => void res.status(deps.ready() ? 200 : 503).json({ status: deps.ready() ? 'ready' : 'not ready' }),
+  );
   app.get('/api/v1/openapi', (_req, res) => {
     res.locals['route'] = 'getOpenApi';
     res.type('application/json').send(openapi);
@@ -113,7 +120,14 @@ export function createApp(deps: GatewayDeps): express.Express {
       if (!req.get('authorization') && sessionToken(req)) {
         const auth = await dashboard.authenticate(req);
         if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
-        res.locals['key'] = { keyId: auth.session.userId, merchantId: auth.session.merchantId, scopes: ['*'], rateLimitPerMin: 0, plan: auth.session.plan, revoked: false };
+        res.locals['key'] = {
+          keyId: auth.session.userId,
+          merchantId: auth.session.merchantId,
+          scopes: ['*'],
+          rateLimitPerMin: 0,
+          plan: auth.session.plan,
+          revoked: false,
+        };
         res.setHeader('Cache-Control', 'no-store');
         return next();
       }
@@ -130,7 +144,9 @@ export function createApp(deps: GatewayDeps): express.Express {
       // answer still shows the window, as every API response does.
       const planAllowed = API_PLANS.has(key.plan);
       const rate = await withinDeadline(
-        planAllowed ? rateLimiter.consume(key.keyId, key.rateLimitPerMin) : rateLimiter.peek(key.keyId, key.rateLimitPerMin),
+        planAllowed
+          ? rateLimiter.consume(key.keyId, key.rateLimitPerMin)
+          : rateLimiter.peek(key.keyId, key.rateLimitPerMin),
         Math.max(1, deadline - Date.now()),
       );
       res.setHeader('RateLimit-Limit', String(rate.limit));
@@ -143,7 +159,11 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       next();
     } catch (err) {
-      if (isDatabaseUnavailable(err)) log.warn('authentication failed: database unavailable', { err: err as Error, request_id: res.locals['requestId'] });
+      if (isDatabaseUnavailable(err))
+        log.warn('authentication failed: database unavailable', {
+          err: err as Error,
+          request_id: res.locals['requestId'],
+        });
       else log.error('authentication failed', { err: err as Error, request_id: res.locals['requestId'] });
       sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');
     }
@@ -184,11 +204,15 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       if (!req.is(JSON_TYPES)) {
         // Read the body first: closing on a client that is still sending resets the connection and loses the 415.
-        return drainBody(req, () => sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 }));
+        return drainBody(req, () =>
+          sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 }),
+        );
       }
       jsonParser(req, res, (err?: unknown) => {
         if (err) return next(err);
-        const problem = isJsonObject(req.body) ? checkJsonBody(req.body) : { path: 'body', message: 'must be a JSON object' };
+        const problem = isJsonObject(req.body)
+          ? checkJsonBody(req.body)
+          : { path: 'body', message: 'must be a JSON object' };
         if (problem) return sendError(res, 'INVALID_INPUT', 'The request is invalid', { details: [problem] });
         next();
       });
@@ -215,7 +239,10 @@ export function createApp(deps: GatewayDeps): express.Express {
       switch (result.kind) {
         case 'ok':
           // A view of the reply's bytes, not a copy of them.
-          res.status(result.status).type('application/json').send(Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength));
+          res
+            .status(result.status)
+            .type('application/json')
+            .send(Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength));
           return;
         case 'no_content':
           res.status(204).end();
@@ -255,7 +282,9 @@ export function createApp(deps: GatewayDeps): express.Express {
     if (res.headersSent) return;
     switch (err.type) {
       case 'entity.parse.failed':
-        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', { details: [{ path: 'body', message: 'is not valid JSON' }] });
+        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', {
+          details: [{ path: 'body', message: 'is not valid JSON' }],
+        });
       case 'entity.too.large':
         res.setHeader('Connection', 'close');
         return sendError(res, 'INVALID_INPUT', 'The body exceeds 1 MiB', { status: 413 });
@@ -263,14 +292,17 @@ export function createApp(deps: GatewayDeps): express.Express {
       case 'charset.unsupported':
         return sendError(res, 'INVALID_INPUT', 'The body must be UTF-8 JSON', { status: 415 });
       case 'body.not.utf8':
-        return sendError(res, 'INVALID_INPUT', 'The body must be UTF-8 JSON', { details: [{ path: 'body', message: 'is not valid UTF-8' }] });
+        return sendError(res, 'INVALID_INPUT', 'The body must be UTF-8 JSON', {
+          details: [{ path: 'body', message: 'is not valid UTF-8' }],
+        });
       case 'request.aborted':
       case 'request.size.invalid':
         return sendError(res, 'INVALID_INPUT', 'The body was not received completely');
     }
     // A path segment that does not percent-decode cannot name anything: like any malformed id, NOT_FOUND.
     if (err instanceof URIError) return sendError(res, 'NOT_FOUND', 'No such resource');
-    if (err.status && err.status >= 400 && err.status < 500) return sendError(res, 'INVALID_INPUT', 'The request is invalid');
+    if (err.status && err.status >= 400 && err.status < 500)
+      return sendError(res, 'INVALID_INPUT', 'The request is invalid');
     log.error('unhandled gateway error', { err, request_id: res.locals['requestId'] });
     sendError(res, 'INTERNAL', 'Something went wrong on our side');
   });

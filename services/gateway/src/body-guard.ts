@@ -30,7 +30,8 @@ export function checkJsonBody(body: unknown): ErrorDetail | null {
         value.forEach((v, i) => children.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 }));
       } else {
         for (const [k, v] of Object.entries(value)) {
-          if (LONE_SURROGATE.test(k)) return { path: shown, message: 'has a field name that is not valid Unicode text' };
+          if (LONE_SURROGATE.test(k))
+            return { path: shown, message: 'has a field name that is not valid Unicode text' };
           children.push({ value: v, path: path ? `${path}.${k}` : k, depth: depth + 1 });
         }
       }
@@ -42,7 +43,8 @@ export function checkJsonBody(body: unknown): ErrorDetail | null {
 
 /** For express.json's `verify`: JSON must be UTF-8 (RFC 8259); invalid bytes are refused, not replaced by U+FFFD. */
 export function verifyUtf8(_req: IncomingMessage, _res: unknown, buf: Buffer, encoding: string): void {
-  if (encoding === 'utf-8' && !isUtf8(buf)) throw Object.assign(new Error('the body is not valid UTF-8'), { status: 400, type: 'body.not.utf8' });
+  if (encoding === 'utf-8' && !isUtf8(buf))
+    throw Object.assign(new Error('the body is not valid UTF-8'), { status: 400, type: 'body.not.utf8' });
 }
 
 /**

@@ -7,25 +7,33 @@ export const GatewayEnv = Type.Object({
   HOST: Type.String({ default: '0.0.0.0' }),
   PUBLIC_BASE_URL,
   OPS_PORT: Type.Integer({ default: 9100, minimum: 0, maximum: 65535, description: '/healthz, /readyz, /metrics' }),
-  RPC_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 50, maximum: 60000, description: 'how long a service may take to answer' }),
+  RPC_TIMEOUT_MS: Type.Integer({
+    default: 5000,
+    minimum: 50,
+    maximum: 60000,
+    description: 'how long a service may take to answer',
+  }),
   KEY_CACHE_MS: Type.Integer({
     default: 1000,
     minimum: 0,
     maximum: 1000,
-    description: 'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
+    description:
+      'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
   }),
   TRUST_PROXY: Type.Boolean({ default: false, description: 'honour X-Forwarded-* from the ingress' }),
   RATE_LIMIT_BATCH_INTERVAL_MS: Type.Integer({
     default: 4,
     minimum: 0,
     maximum: 1000,
-    description: 'least time between the starts of two counting statements of the shared rate limiter: a request after a quiet spell is counted at once, under load one statement counts every request of the interval',
+    description:
+      'least time between the starts of two counting statements of the shared rate limiter: a request after a quiet spell is counted at once, under load one statement counts every request of the interval',
   }),
   TRACKING_RATE_LIMIT_PER_MIN: Type.Integer({
     default: 120,
     minimum: 1,
     maximum: 100000,
-    description: 'visits one client IP may record per minute through the public /r/… links and POST /t/visit, across all replicas',
+    description:
+      'visits one client IP may record per minute through the public /r/… links and POST /t/visit, across all replicas',
   }),
 });
 export type GatewayConfig = Static<typeof GatewayEnv>;

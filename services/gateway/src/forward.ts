@@ -26,7 +26,8 @@ export async function forward(
   if (answer.kind !== 'reply') return { kind: 'unavailable' };
   const reply = answer.msg;
   const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);
-  if (outcome === 'ok' || outcome === 'created') return { kind: 'ok', status: outcome === 'created' ? 201 : 200, body: reply.data };
+  if (outcome === 'ok' || outcome === 'created')
+    return { kind: 'ok', status: outcome === 'created' ? 201 : 200, body: reply.data };
   if (outcome === 'no_content') return { kind: 'no_content' };
   return { kind: 'error', error: decodeJson<RpcError>(reply.data) };
 }

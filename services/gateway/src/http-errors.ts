@@ -37,7 +37,10 @@ export function sendError(
 }
 
 /** Error bodies from a service arrive as JSON text: the request id is added here, where it is known. */
-export function sendServiceError(res: Response, error: { code: string; message: string; details?: ErrorDetail[] }): void {
+export function sendServiceError(
+  res: Response,
+  error: { code: string; message: string; details?: ErrorDetail[] },
+): void {
   const code = (error.code in HTTP_STATUS ? error.code : 'INTERNAL') as ErrorCode;
   sendError(res, code, error.message, error.details ? { details: error.details } : {});
 }
@@ -50,10 +53,12 @@ export function sendServiceError(res: Response, error: { code: string; message: 
  */
 export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
   if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET') {
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.write(rawErrorAnswer(408, 'Request Timeout', 'The request was not received in time'));
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+      socket.write(rawErrorAnswer(408, 'Request Timeout', 'The request was not received in time'));
     else if (err.code === 'HPE_HEADER_OVERFLOW' && requestLineOverflowed(err.rawPacket)) {
       socket.write(rawErrorAnswer(414, 'URI Too Long', 'The request URL is too long'));
-    } else if (err.code === 'HPE_HEADER_OVERFLOW') socket.write(rawErrorAnswer(431, 'Request Header Fields Too Large', 'The request headers are too large'));
+    } else if (err.code === 'HPE_HEADER_OVERFLOW')
+      socket.write(rawErrorAnswer(431, 'Request Header Fields Too Large', 'The request headers are too large'));
     else socket.write(rawErrorAnswer(400, 'Bad Request', 'The request is not valid HTTP'));
   }
   socket.destroy();

@@ -28,12 +28,28 @@ export function createKeyResolver(sql: Sql, ttlMs: number) {
     const now = Date.now();
     const hit = cache.get(cacheKey);
     if (hit && hit.expires > now) return hit.record;
-    const [row] = await sql<{ id: string; merchant_id: string; scopes: string[]; rate_limit_per_min: number; revoked: boolean; plan: string }[]>`
+    const [row] = await sql<
+      {
+        id: string;
+        merchant_id: string;
+        scopes: string[];
+        rate_limit_per_min: number;
+        revoked: boolean;
+        plan: string;
+      }[]
+    >`
       select k.id, k.merchant_id, k.scopes, k.rate_limit_per_min, k.revoked_at is not null as revoked, m.plan
       from api_keys k join merchants m on m.id = k.merchant_id
       where k.key_hash = ${hash}`;
     const record: KeyRecord | null = row
-      ? { keyId: row.id, merchantId: row.merchant_id, scopes: row.scopes, rateLimitPerMin: row.rate_limit_per_min, plan: row.plan, revoked: row.revoked }
+      ? {
+          keyId: row.id,
+          merchantId: row.merchant_id,
+          scopes: row.scopes,
+          rateLimitPerMin: row.rate_limit_per_min,
+          plan: row.plan,
+          revoked: row.revoked,
+        }
       : null;
     if (ttlMs > 0) {
       if (cache.size >= MAX_ENTRIES) cache.clear();

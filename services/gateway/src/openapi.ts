@@ -38,10 +38,7 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const op of operations) {
-    const parameters = [
-      ...objectParameters(op.params, 'path', toJson),
-      ...objectParameters(op.query, 'query', toJson),
-    ];
+    const parameters = [...objectParameters(op.params, 'path', toJson), ...objectParameters(op.query, 'query', toJson)];
     const responses: Record<string, Json> = {};
     for (const s of op.success) {
       responses[String(s.status)] = {
@@ -62,7 +59,9 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
       description: `Requires scope \`${op.scope}\` (or \`*\`).`,
       security: [{ bearer: [] }],
       ...(parameters.length ? { parameters } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJson(op.body) } } } } : {}),
+      ...(op.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: toJson(op.body) } } } }
+        : {}),
       responses,
     };
   }
@@ -71,7 +70,12 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
     summary: 'This document',
     tags: ['Meta'],
     security: [],
-    responses: { '200': { description: 'the OpenAPI 3.1 description of the API', content: { 'application/json': { schema: { type: 'object' } } } } },
+    responses: {
+      '200': {
+        description: 'the OpenAPI 3.1 description of the API',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
   };
 
   Object.assign(paths, trackingPaths(toJson));
@@ -81,7 +85,10 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
   const webhooks: Record<string, Json> = {};
   const eventRefs: Record<string, string> = {};
   for (const type of DOMAIN_EVENT_TYPES) {
-    const name = `${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Event`;
+    const name = `${type
+      .split(/[._]/)
+      .map((w) => w[0]!.toUpperCase() + w.slice(1))
+      .join('')}Event`;
     components[name] = toJson(webhookEnvelope(type));
     eventRefs[type] = `#/components/schemas/${name}`;
     webhooks[type] = {
@@ -92,9 +99,27 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
           'Sent to each enabled endpoint subscribed to this type. Verify webhook-signature (Standard Webhooks v1: ' +
           'base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`) and deduplicate on webhook-id.',
         parameters: [
-          { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'equals the body id' },
-          { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Unix seconds' },
-          { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: 'space-separated v1,<base64>' },
+          {
+            name: 'webhook-id',
+            in: 'header',
+            required: true,
+            schema: { type: 'string' },
+            description: 'equals the body id',
+          },
+          {
+            name: 'webhook-timestamp',
+            in: 'header',
+            required: true,
+            schema: { type: 'string' },
+            description: 'Unix seconds',
+          },
+          {
+            name: 'webhook-signature',
+            in: 'header',
+            required: true,
+            schema: { type: 'string' },
+            description: 'space-separated v1,<base64>',
+          },
         ],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: eventRefs[type] } } } },
         responses: { '200': { description: 'any 2xx acknowledges the delivery' } },
@@ -131,7 +156,9 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
     paths,
     webhooks,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'an API key: svc_ followed by 43 characters' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'an API key: svc_ followed by 43 characters' },
+      },
       headers: Object.fromEntries(Object.entries(RATE_HEADERS).map(([k, v]) => [k, v])),
       responses,
       schemas: components,
@@ -149,13 +176,24 @@ function trackingPaths(toJson: (s: TSchema) => Json): Record<string, Record<stri
     headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   });
-  const limited = error('RATE_LIMITED: this address recorded TRACKING_RATE_LIMIT_PER_MIN visits in the last minute; see Retry-After');
+  const limited = error(
+    'RATE_LIMITED: this address recorded TRACKING_RATE_LIMIT_PER_MIN visits in the last minute; see Retry-After',
+  );
   const unavailable = error('UNAVAILABLE: the events service did not answer in time');
-  const slug = { name: 'slug', in: 'path', required: true, description: "an approved affiliate's slug", schema: { type: 'string' } };
+  const slug = {
+    name: 'slug',
+    in: 'path',
+    required: true,
+    description: "an approved affiliate's slug",
+    schema: { type: 'string' },
+  };
   const redirect = (description: string): Json => ({
     description,
     headers: {
-      Location: { description: "the merchant's landing_url with via={slug} added", schema: { type: 'string', format: 'uri' } },
+      Location: {
+        description: "the merchant's landing_url with via={slug} added",
+        schema: { type: 'string', format: 'uri' },
+      },
       'Set-Cookie': {
         description: `${VISIT_COOKIE}={visit id}; Max-Age={seconds left of the attribution window}; Path=/; SameSite=Lax (Secure over https)`,
         schema: { type: 'string' },
@@ -183,11 +221,13 @@ function trackingPaths(toJson: (s: TSchema) => Json): Record<string, Record<stri
       { name: 'merchant_id', in: 'path', required: true, description: 'the merchant', schema: { type: 'string' } },
       slug,
     ]),
-    '/r/{slug}': referral("Follow a referral link on the merchant's tracking_host (the merchant is found by Host)", [slug]),
+    '/r/{slug}': referral("Follow a referral link on the merchant's tracking_host (the merchant is found by Host)", [
+      slug,
+    ]),
     '/t/script.js': {
       get: {
         operationId: 'getTrackingScript',
-        summary: "The tracking script merchants embed (data-merchant, optional data-fingerprint)",
+        summary: 'The tracking script merchants embed (data-merchant, optional data-fingerprint)',
         tags: ['Tracking'],
         security: [],
         responses: {
@@ -207,8 +247,14 @@ function trackingPaths(toJson: (s: TSchema) => Json): Record<string, Record<stri
         security: [],
         requestBody: { required: true, content: { 'application/json': { schema: toJson(TrackVisitBody) } } },
         responses: {
-          '200': { description: "the browser's current visit is kept", content: { 'application/json': { schema: toJson(TrackedVisit) } } },
-          '201': { description: 'a visit is recorded', content: { 'application/json': { schema: toJson(TrackedVisit) } } },
+          '200': {
+            description: "the browser's current visit is kept",
+            content: { 'application/json': { schema: toJson(TrackedVisit) } },
+          },
+          '201': {
+            description: 'a visit is recorded',
+            content: { 'application/json': { schema: toJson(TrackedVisit) } },
+          },
           '400': error('INVALID_INPUT: see error.details'),
           '404': error('NOT_FOUND: unknown merchant or slug, or an affiliate not approved'),
           '413': error('INVALID_INPUT: the body exceeds 8 KiB'),
@@ -222,7 +268,9 @@ function trackingPaths(toJson: (s: TSchema) => Json): Record<string, Record<stri
         summary: 'CORS preflight of POST /t/visit',
         tags: ['Tracking'],
         security: [],
-        responses: { '204': { description: 'Access-Control-Allow-Methods: POST, -Headers: Content-Type, -Max-Age: 86400' } },
+        responses: {
+          '204': { description: 'Access-Control-Allow-Methods: POST, -Headers: Content-Type, -Max-Age: 86400' },
+        },
       },
     },
   };
@@ -253,7 +301,8 @@ export function lift(node: Json, components: Record<string, Json>, replaceRoot: 
     if (!value || typeof value !== 'object') return value;
     const obj = value as Json;
     const out: Json = {};
-    for (const [k, v] of Object.entries(obj)) if (k !== '$id') out[k] = k === 'examples' || k === 'default' ? v : walk(v, false);
+    for (const [k, v] of Object.entries(obj))
+      if (k !== '$id') out[k] = k === 'examples' || k === 'default' ? v : walk(v, false);
     const id = obj['$id'];
     if (typeof id === 'string' && (!isRoot || replaceRoot)) {
       components[id] ??= out;

@@ -62,7 +62,12 @@ export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
         const resetSeconds = Math.max(1, Math.ceil(row.reset_ms / 1000));
         waiters.forEach((w, i) => {
           const position = first + i;
-          w.resolve({ allowed: position <= w.limit, limit: w.limit, remaining: Math.max(0, w.limit - position), resetSeconds });
+          w.resolve({
+            allowed: position <= w.limit,
+            limit: w.limit,
+            remaining: Math.max(0, w.limit - position),
+            resetSeconds,
+          });
         });
       }
     } catch (err) {
@@ -89,7 +94,12 @@ export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
         select count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms
         from api_rate_windows where key_id = ${keyId} and window_start > clock_timestamp() - interval '1 minute'`;
       if (!row) return { allowed: true, limit, remaining: limit, resetSeconds: 60 };
-      return { allowed: row.count < limit, limit, remaining: Math.max(0, limit - row.count), resetSeconds: Math.max(1, Math.ceil(row.reset_ms / 1000)) };
+      return {
+        allowed: row.count < limit,
+        limit,
+        remaining: Math.max(0, limit - row.count),
+        resetSeconds: Math.max(1, Math.ceil(row.reset_ms / 1000)),
+      };
     },
   };
 }

@@ -1,7 +1,8 @@
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { createTurnBatch } from '@platform/shared/turn-batch';
 
-export type RequestOutcome = { kind: 'reply'; msg: Msg } | { kind: 'no_responders' } | { kind: 'timeout' } | { kind: 'closed' };
+export type RequestOutcome =
+  { kind: 'reply'; msg: Msg } | { kind: 'no_responders' } | { kind: 'timeout' } | { kind: 'closed' };
 
 interface Pending {
   settle(outcome: RequestOutcome): void;

@@ -35,7 +35,11 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const log = logger ?? createLogger({ service: 'gateway' }, config.LOG_LEVEL);
   // The gateway writes only rate-limit counters and usage tallies: a Postgres crash may lose their last few hundred
   // milliseconds, and no request waits for a WAL flush (the limiter's upsert runs on every request).
-  const sql = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'gateway', synchronousCommit: false });
+  const sql = connectDatabase(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'gateway',
+    synchronousCommit: false,
+  });
   // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
   const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
   const requester = createRequester(nc);
@@ -44,7 +48,16 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   collectDefaultMetrics({ register: registry });
   const readiness = trackReadiness(sql, nc);
   const usage = createUsageRecorder(sql, log);
-  const app = createApp({ config, sql, nc, log, registry, ready: readiness.ready, recordUsage: usage.record, requester });
+  const app = createApp({
+    config,
+    sql,
+    nc,
+    log,
+    registry,
+    ready: readiness.ready,
+    recordUsage: usage.record,
+    requester,
+  });
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
   const server: Server = createServer(SLOW_CLIENT_LIMITS, app);

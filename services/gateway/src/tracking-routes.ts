@@ -24,7 +24,8 @@ import { TRACKING_SCRIPT } from './tracking-script.ts';
 const VISIT_BODY_LIMIT = '8kb';
 const SCRIPT_CACHE_SECONDS = 3600;
 
-type Reply = { kind: 'ok'; created: boolean; data: Uint8Array } | { kind: 'error'; error: RpcError } | { kind: 'unavailable' };
+type Reply =
+  { kind: 'ok'; created: boolean; data: Uint8Array } | { kind: 'error'; error: RpcError } | { kind: 'unavailable' };
 
 /**
  * Public referral tracking, no API key (mounted before the /api/v1 checks):
@@ -68,15 +69,21 @@ export function createTrackingRoutes(deps: {
     sendError(res, 'RATE_LIMITED', `At most ${rate.limit} visits a minute may be recorded from one address`);
   };
 
-  const ask = async (operation: TrackingOperation, request: TrackReferralRequest | TrackVisitRequest): Promise<Reply> => {
+  const ask = async (
+    operation: TrackingOperation,
+    request: TrackReferralRequest | TrackVisitRequest,
+  ): Promise<Reply> => {
     let reply;
     try {
-      reply = await nc.request(trackingSubject(config.NATS_PREFIX, operation), encodeJson(request), { timeout: config.RPC_TIMEOUT_MS });
+      reply = await nc.request(trackingSubject(config.NATS_PREFIX, operation), encodeJson(request), {
+        timeout: config.RPC_TIMEOUT_MS,
+      });
     } catch {
       return { kind: 'unavailable' };
     }
     const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);
-    if (outcome === 'ok' || outcome === 'created') return { kind: 'ok', created: outcome === 'created', data: reply.data };
+    if (outcome === 'ok' || outcome === 'created')
+      return { kind: 'ok', created: outcome === 'created', data: reply.data };
     return { kind: 'error', error: decodeJson<RpcError>(reply.data) };
   };
 
@@ -96,7 +103,8 @@ export function createTrackingRoutes(deps: {
       current_visit_id: readCookie(req, VISIT_COOKIE),
       client: client(req),
     });
-    if (reply.kind === 'unavailable') return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
+    if (reply.kind === 'unavailable')
+      return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
     if (reply.kind === 'error') return sendServiceError(res, reply.error);
     const visit = decodeJson<TrackReferralReply>(reply.data);
     res.cookie(VISIT_COOKIE, visit.visit_id, {
@@ -109,7 +117,9 @@ export function createTrackingRoutes(deps: {
     res.redirect(302, visit.redirect_url);
   };
 
-  router.get('/r/:merchant_id/:slug', referralRoute, limitVisits, (req, res) => referral({ id: req.params['merchant_id'] as string })(req, res));
+  router.get('/r/:merchant_id/:slug', referralRoute, limitVisits, (req, res) =>
+    referral({ id: req.params['merchant_id'] as string })(req, res),
+  );
   router.get('/r/:slug', referralRoute, limitVisits, (req, res) => referral({ host: req.hostname })(req, res));
 
   router.get('/t/script.js', (_req, res) => {
@@ -134,30 +144,44 @@ export function createTrackingRoutes(deps: {
     res.status(204).end();
   });
 
-  router.post('/t/visit', allowAnyOrigin, limitVisits, (req, res, next) => {
-    if (!req.is('application/json')) {
-      return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 });
-    }
-    visitJson(req, res, next);
-  }, async (req: Request, res: Response) => {
-    res.setHeader('Cache-Control', 'no-store');
-    const reply = await ask('visit', {
-      request_id: res.locals['requestId'] as string,
-      deadline: Date.now() + config.RPC_TIMEOUT_MS,
-      body: req.body ?? {},
-      client: client(req),
-    });
-    if (reply.kind === 'unavailable') return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
-    if (reply.kind === 'error') return sendServiceError(res, reply.error);
-    res.status(reply.created ? 201 : 200).type('application/json').send(Buffer.from(reply.data));
-  });
+  router.post(
+    '/t/visit',
+    allowAnyOrigin,
+    limitVisits,
+    (req, res, next) => {
+      if (!req.is('application/json')) {
+        return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', {
+          status: 415,
+        });
+      }
+      visitJson(req, res, next);
+    },
+    async (req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      const reply = await ask('visit', {
+        request_id: res.locals['requestId'] as string,
+        deadline: Date.now() + config.RPC_TIMEOUT_MS,
+        body: req.body ?? {},
+        client: client(req),
+      });
+      if (reply.kind === 'unavailable')
+        return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
+      if (reply.kind === 'error') return sendServiceError(res, reply.error);
+      res
+        .status(reply.created ? 201 : 200)
+        .type('application/json')
+        .send(Buffer.from(reply.data));
+    },
+  );
 
   // Body problems of /t/visit, with its own limit in the message; anything else goes on to the app's handler.
   router.use((err: Error & { type?: string }, _req: Request, res: Response, next: NextFunction) => {
     if (res.locals['route'] !== 'trackVisit' || res.headersSent) return next(err);
     switch (err.type) {
       case 'entity.parse.failed':
-        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', { details: [{ path: 'body', message: 'is not valid JSON' }] });
+        return sendError(res, 'INVALID_INPUT', 'The body is not valid JSON', {
+          details: [{ path: 'body', message: 'is not valid JSON' }],
+        });
       case 'entity.too.large':
         return sendError(res, 'INVALID_INPUT', `The body exceeds ${VISIT_BODY_LIMIT}`, { status: 413 });
       default:

@@ -1,5 +1,11 @@
 import { operation } from './define.ts';
-import { Commission, CommissionIdParams, CommissionList, ListCommissionsQuery, UpdateCommissionBody } from '../schemas/commissions.ts';
+import {
+  Commission,
+  CommissionIdParams,
+  CommissionList,
+  ListCommissionsQuery,
+  UpdateCommissionBody,
+} from '../schemas/commissions.ts';
 
 export const commissionsApi = {
   listCommissions: operation({

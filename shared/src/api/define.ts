@@ -39,4 +39,3 @@ export const operation = <P extends TObject, Q extends TObject, B extends TSchem
   query: (o.query ?? NoInput) as Q,
   body: o.body ?? null,
 });
-

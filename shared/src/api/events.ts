@@ -10,7 +10,8 @@ export const eventsApi = {
     path: '/api/v1/events',
     scope: 'write',
     tag: 'Events',
-    summary: 'Record a conversion event, attributed by referral cookie or coupon; idempotent on event_type and external_id',
+    summary:
+      'Record a conversion event, attributed by referral cookie or coupon; idempotent on event_type and external_id',
     body: RecordEventBody,
     success: [
       { status: 201, schema: ConversionEvent, description: 'the event, recorded now' },

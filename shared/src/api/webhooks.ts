@@ -138,7 +138,7 @@ export const webhooksApi = {
     path: '/api/v1/webhook_endpoints/{endpoint_id}/replay',
     scope: 'write',
     tag: 'Webhooks',
-    summary: "Send again every dead-lettered delivery of this endpoint created between since and until",
+    summary: 'Send again every dead-lettered delivery of this endpoint created between since and until',
     params: WebhookEndpointIdParams,
     body: ReplayRangeBody,
     success: [{ status: 200, schema: ReplayResult, description: 'how many deliveries were scheduled' }],

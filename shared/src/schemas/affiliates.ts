@@ -4,10 +4,13 @@ import { Cursor, Limit, ListOf, Timestamp } from './common.ts';
 export const AFFILIATE_STATUSES = ['pending', 'approved', 'suspended'] as const;
 export type AffiliateStatus = (typeof AFFILIATE_STATUSES)[number];
 
-const AffiliateStatusSchema = Type.Union(AFFILIATE_STATUSES.map((s) => Type.Literal(s)), {
-  description: 'pending → approved, pending → suspended, approved ↔ suspended',
-  examples: ['approved'],
-});
+const AffiliateStatusSchema = Type.Union(
+  AFFILIATE_STATUSES.map((s) => Type.Literal(s)),
+  {
+    description: 'pending → approved, pending → suspended, approved ↔ suspended',
+    examples: ['approved'],
+  },
+);
 
 const Rate = Type.Number({
   minimum: 0,
@@ -22,8 +25,18 @@ const Slug = Type.String({
   examples: ['jane-doe'],
 });
 
-const Email = Type.String({ format: 'email', maxLength: 254, description: 'unique per merchant, compared case-insensitively', examples: ['jane@example.com'] });
-const DisplayName = Type.String({ minLength: 1, maxLength: 200, description: 'name shown to the merchant', examples: ['Jane Doe'] });
+const Email = Type.String({
+  format: 'email',
+  maxLength: 254,
+  description: 'unique per merchant, compared case-insensitively',
+  examples: ['jane@example.com'],
+});
+const DisplayName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'name shown to the merchant',
+  examples: ['Jane Doe'],
+});
 
 /** The public affiliate: an explicit allowlist. Vault references are not in it and never leave the service. */
 export const Affiliate = Type.Object(
@@ -33,11 +46,26 @@ export const Affiliate = Type.Object(
     email: Email,
     display_name: DisplayName,
     status: AffiliateStatusSchema,
-    tier_id: Type.Union([Type.String(), Type.Null()], { description: 'null when the affiliate has no tier', examples: [null] }),
-    parent_id: Type.Union([Type.String(), Type.Null()], { description: 'the parent in the lineage, or null', examples: [null] }),
-    lifetime_commissions_paid: Type.Number({ description: 'total commissions paid, in the merchant currency', examples: [1250.5] }),
-    custom_commission_rate: Type.Union([Rate, Type.Null()], { description: 'overrides tier and default rates when set' }),
-    referral_url: Type.String({ format: 'uri', description: 'the referral link to share', examples: ['https://track.example.com/r/jane-doe'] }),
+    tier_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'null when the affiliate has no tier',
+      examples: [null],
+    }),
+    parent_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the parent in the lineage, or null',
+      examples: [null],
+    }),
+    lifetime_commissions_paid: Type.Number({
+      description: 'total commissions paid, in the merchant currency',
+      examples: [1250.5],
+    }),
+    custom_commission_rate: Type.Union([Rate, Type.Null()], {
+      description: 'overrides tier and default rates when set',
+    }),
+    referral_url: Type.String({
+      format: 'uri',
+      description: 'the referral link to share',
+      examples: ['https://track.example.com/r/jane-doe'],
+    }),
     created_at: Timestamp('creation time'),
     updated_at: Timestamp('last change'),
   },
@@ -51,10 +79,19 @@ export const ListAffiliatesQuery = Type.Object(
   {
     status: Type.Optional(AffiliateStatusSchema),
     email: Type.Optional(
-      Type.String({ format: 'email', maxLength: 254, description: 'only the affiliate with this e-mail (compared case-insensitively)', examples: ['jane@example.com'] }),
+      Type.String({
+        format: 'email',
+        maxLength: 254,
+        description: 'only the affiliate with this e-mail (compared case-insensitively)',
+        examples: ['jane@example.com'],
+      }),
     ),
     parent_id: Type.Optional(
-      Type.String({ maxLength: 64, description: 'only the direct children of this affiliate (its lineage one level down)', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+      Type.String({
+        maxLength: 64,
+        description: 'only the direct children of this affiliate (its lineage one level down)',
+        examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+      }),
     ),
     cursor: Type.Optional(Cursor),
     limit: Type.Optional(Limit),
@@ -62,7 +99,10 @@ export const ListAffiliatesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const AffiliateIdParams = Type.Object({ affiliate_id: Type.String({ description: 'an affiliate id' }) }, { additionalProperties: false });
+export const AffiliateIdParams = Type.Object(
+  { affiliate_id: Type.String({ description: 'an affiliate id' }) },
+  { additionalProperties: false },
+);
 
 export const CreateAffiliateBody = Type.Object(
   {
@@ -70,7 +110,12 @@ export const CreateAffiliateBody = Type.Object(
     slug: Type.Optional(Slug),
     display_name: Type.Optional(DisplayName),
     parent_email: Type.Optional(
-      Type.String({ format: 'email', maxLength: 254, description: 'e-mail of an existing affiliate of this merchant: the parent', examples: ['lead@example.com'] }),
+      Type.String({
+        format: 'email',
+        maxLength: 254,
+        description: 'e-mail of an existing affiliate of this merchant: the parent',
+        examples: ['lead@example.com'],
+      }),
     ),
     status: Type.Optional(AffiliateStatusSchema),
     custom_commission_rate: Type.Optional(Type.Union([Rate, Type.Null()])),

@@ -4,10 +4,14 @@ import { Cursor, Limit, ListOf, NullableTimestamp, Timestamp } from './common.ts
 export const COMMISSION_STATUSES = ['pending', 'approved', 'paid', 'voided'] as const;
 export type CommissionStatus = (typeof COMMISSION_STATUSES)[number];
 
-const CommissionStatusSchema = Type.Union(COMMISSION_STATUSES.map((s) => Type.Literal(s)), {
-  description: 'pending → approved (by hand, or when the hold period ends), pending or approved → voided, approved → paid',
-  examples: ['approved'],
-});
+const CommissionStatusSchema = Type.Union(
+  COMMISSION_STATUSES.map((s) => Type.Literal(s)),
+  {
+    description:
+      'pending → approved (by hand, or when the hold period ends), pending or approved → voided, approved → paid',
+    examples: ['approved'],
+  },
+);
 
 const AffiliateIdFilter = Type.String({
   pattern: '^aff_[0-9a-hjkmnp-tv-z]{26}$',
@@ -23,11 +27,21 @@ export const Commission = Type.Object(
       description: "commission amount, rounded half-even to the currency's minor unit",
       examples: [12.5],
     }),
-    currency: Type.String({ pattern: '^[A-Z]{3}$', description: "ISO 4217 code: the conversion event's currency", examples: ['USD'] }),
+    currency: Type.String({
+      pattern: '^[A-Z]{3}$',
+      description: "ISO 4217 code: the conversion event's currency",
+      examples: ['USD'],
+    }),
     status: CommissionStatusSchema,
     order_id: Type.String({ description: "the conversion event's external_id", examples: ['order_1042'] }),
-    affiliate_id: Type.String({ description: 'the affiliate who earns it', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
-    event_id: Type.String({ description: 'the conversion event it was computed from', examples: ['evt_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    affiliate_id: Type.String({
+      description: 'the affiliate who earns it',
+      examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
+    event_id: Type.String({
+      description: 'the conversion event it was computed from',
+      examples: ['evt_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
     level: Type.Integer({
       minimum: 0,
       maximum: 5,

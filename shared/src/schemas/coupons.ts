@@ -17,7 +17,10 @@ export const Coupon = Type.Object(
   {
     id: Type.String({ description: 'identifier', examples: ['cpn_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
     code: CouponCode,
-    affiliate_id: Type.String({ description: 'the affiliate credited for events carrying this code', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    affiliate_id: Type.String({
+      description: 'the affiliate credited for events carrying this code',
+      examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
     created_at: Timestamp('creation time'),
   },
   { additionalProperties: false, $id: 'Coupon' },
@@ -41,4 +44,7 @@ export const ListCouponsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const CouponIdParams = Type.Object({ coupon_id: Type.String({ description: 'a coupon id' }) }, { additionalProperties: false });
+export const CouponIdParams = Type.Object(
+  { coupon_id: Type.String({ description: 'a coupon id' }) },
+  { additionalProperties: false },
+);

@@ -17,7 +17,7 @@ const ExternalId = Type.String({
   minLength: 1,
   maxLength: 255,
   description:
-    "your own identifier of the order or subscription. With event_type it makes the request idempotent: the same " +
+    'your own identifier of the order or subscription. With event_type it makes the request idempotent: the same ' +
     'body again answers 200 with the stored event, a different body answers 409 CONFLICT',
   examples: ['order_1042'],
 });
@@ -68,7 +68,8 @@ export const RecordEventBody = Type.Object(
   {
     additionalProperties: false,
     $id: 'RecordEvent',
-    description: "At least one of cookie_id and coupon is required, except on a refund, which names its order by external_id alone.",
+    description:
+      'At least one of cookie_id and coupon is required, except on a refund, which names its order by external_id alone.',
   },
 );
 export type RecordEventBody = Static<typeof RecordEventBody>;
@@ -95,7 +96,7 @@ export const ConversionEvent = Type.Object(
     }),
     attributed_by: Type.Union([...ATTRIBUTION_METHODS.map((m) => Type.Literal(m)), Type.Null()], {
       description:
-        "`cookie` when cookie_id names a visit of this merchant made within the attribution window; else `coupon` " +
+        '`cookie` when cookie_id names a visit of this merchant made within the attribution window; else `coupon` ' +
         'when the coupon is one of an affiliate; the cookie wins when both match; null when neither does',
       examples: ['cookie'],
     }),

@@ -15,9 +15,12 @@ const CommissionEventData = Type.Object(
     affiliate_id: Id('the affiliate who earns it', 'aff_01jd3t6m0s2e4w5x6y7z8a9b0c'),
     amount: Money('commission amount'),
     currency: Currency,
-    status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('paid'), Type.Literal('voided')], {
-      description: 'the commission status after the change',
-    }),
+    status: Type.Union(
+      [Type.Literal('pending'), Type.Literal('approved'), Type.Literal('paid'), Type.Literal('voided')],
+      {
+        description: 'the commission status after the change',
+      },
+    ),
     order_id: Id("the event's external_id", 'order_1042'),
     event_id: Id('the conversion event', 'evt_01jd3t6m0s2e4w5x6y7z8a9b0c'),
     level: Type.Integer({ minimum: 0, maximum: 5, description: '0 for the direct affiliate, 1.. for ancestors' }),
@@ -34,7 +37,9 @@ const PayoutEventData = (failed: boolean) =>
       currency: Currency,
       status: Type.Union([Type.Literal('sent'), Type.Literal('paid'), Type.Literal('failed')]),
       commission_ids: Type.Array(Type.String(), { description: 'the commissions this payout settles' }),
-      ...(failed ? { failure_reason: Type.String({ description: 'why the payout failed', examples: ['account_closed'] }) } : {}),
+      ...(failed
+        ? { failure_reason: Type.String({ description: 'why the payout failed', examples: ['account_closed'] }) }
+        : {}),
     },
     { additionalProperties: false },
   );
@@ -60,9 +65,12 @@ const EVENT_DATA_SCHEMAS: Record<DomainEventType, TSchema> = {
     {
       affiliate_id: Id('the affiliate suspected', 'aff_01jd3t6m0s2e4w5x6y7z8a9b0c'),
       event_id: Type.Optional(Id('the conversion event that triggered the rule', 'evt_01jd3t6m0s2e4w5x6y7z8a9b0c')),
-      rule: Type.Union([Type.Literal('self_referral'), Type.Literal('own_fingerprint'), Type.Literal('conversion_velocity')], {
-        description: 'which rule fired',
-      }),
+      rule: Type.Union(
+        [Type.Literal('self_referral'), Type.Literal('own_fingerprint'), Type.Literal('conversion_velocity')],
+        {
+          description: 'which rule fired',
+        },
+      ),
       details: Type.Record(Type.String(), Type.Unknown(), { description: 'what the rule saw' }),
     },
     { additionalProperties: false },

@@ -10,16 +10,41 @@ const Rate = Type.Number({ minimum: 0, maximum: 1 });
 
 export const CommissionRule = Type.Union([
   Type.Object({ kind: Type.Literal('percentage'), rate: Rate }, { additionalProperties: false }),
-  Type.Object({ kind: Type.Literal('flat'), amount: Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,4})?$', description: 'exact decimal' }) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      kind: Type.Literal('flat'),
+      amount: Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,4})?$', description: 'exact decimal' }),
+    },
+    { additionalProperties: false },
+  ),
 ]);
 export type CommissionRule = Static<typeof CommissionRule>;
 
 export const MerchantSettings = Type.Object(
   {
-    default_rate: Type.Number({ minimum: 0, maximum: 1, default: 0.1, description: 'commission rate when no custom or tier rate applies' }),
-    hold_days: Type.Integer({ minimum: 0, maximum: 365, default: 30, description: 'pending commissions are approved when this many days have passed' }),
-    currency: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD', description: 'applies when an event omits currency' }),
-    attribution_window_days: Type.Integer({ minimum: 1, maximum: 365, default: 60, description: 'lifetime of the _svc_sess cookie' }),
+    default_rate: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      default: 0.1,
+      description: 'commission rate when no custom or tier rate applies',
+    }),
+    hold_days: Type.Integer({
+      minimum: 0,
+      maximum: 365,
+      default: 30,
+      description: 'pending commissions are approved when this many days have passed',
+    }),
+    currency: Type.String({
+      pattern: '^[A-Z]{3}$',
+      default: 'USD',
+      description: 'applies when an event omits currency',
+    }),
+    attribution_window_days: Type.Integer({
+      minimum: 1,
+      maximum: 365,
+      default: 60,
+      description: 'lifetime of the _svc_sess cookie',
+    }),
     level_rates: Type.Array(Rate, {
       maxItems: 5,
       default: [],
@@ -30,13 +55,23 @@ export const MerchantSettings = Type.Object(
       default: null,
       description: 'where /r/{slug} redirects (http or https)',
     }),
-    tracking_host: Type.Union([Type.String(), Type.Null()], { default: null, description: "the merchant's own host for referral links" }),
+    tracking_host: Type.Union([Type.String(), Type.Null()], {
+      default: null,
+      description: "the merchant's own host for referral links",
+    }),
     commission_rules: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_.]{0,63}$' }), CommissionRule, {
       default: {},
       description: 'per event_type; absent types get a percentage at the applicable rate when amount > 0',
     }),
-    fraud_action: Type.Union([Type.Literal('hold'), Type.Literal('void')], { default: 'hold', description: 'what happens to a flagged commission' }),
-    fraud_max_conversions_per_hour: Type.Integer({ minimum: 1, default: 10, description: 'per visitor or IP before conversion_velocity fires' }),
+    fraud_action: Type.Union([Type.Literal('hold'), Type.Literal('void')], {
+      default: 'hold',
+      description: 'what happens to a flagged commission',
+    }),
+    fraud_max_conversions_per_hour: Type.Integer({
+      minimum: 1,
+      default: 10,
+      description: 'per visitor or IP before conversion_velocity fires',
+    }),
   },
   { additionalProperties: false },
 );
@@ -47,7 +82,8 @@ export function withDefaults(stored: unknown): MerchantSettings {
   const merged = Value.Default(MerchantSettings, structuredClone((stored ?? {}) as object)) as Record<string, unknown>;
   const defaults = Value.Default(MerchantSettings, {}) as Record<string, unknown>;
   for (const key of Object.keys(MerchantSettings.properties)) {
-    if (!Value.Check(MerchantSettings.properties[key as keyof MerchantSettings]!, merged[key])) merged[key] = defaults[key];
+    if (!Value.Check(MerchantSettings.properties[key as keyof MerchantSettings]!, merged[key]))
+      merged[key] = defaults[key];
   }
   for (const key of Object.keys(merged)) if (!(key in MerchantSettings.properties)) delete merged[key];
   return merged as MerchantSettings;

@@ -48,8 +48,15 @@ export type TrackVisitBody = Static<typeof TrackVisitBody>;
 
 export const TrackedVisit = Type.Object(
   {
-    visit_id: Type.String({ description: `the value for the ${VISIT_COOKIE} cookie`, examples: ['vis_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
-    max_age_seconds: Type.Integer({ minimum: 0, description: "the cookie's Max-Age: what is left of the attribution window", examples: [5184000] }),
+    visit_id: Type.String({
+      description: `the value for the ${VISIT_COOKIE} cookie`,
+      examples: ['vis_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
+    max_age_seconds: Type.Integer({
+      minimum: 0,
+      description: "the cookie's Max-Age: what is left of the attribution window",
+      examples: [5184000],
+    }),
   },
   { additionalProperties: false, $id: 'TrackedVisit' },
 );

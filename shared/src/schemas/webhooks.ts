@@ -25,7 +25,11 @@ const Url = Type.String({
   examples: ['https://hooks.example.com/affiliates'],
 });
 
-const Description = Type.String({ maxLength: 500, description: 'a note for your team', examples: ['Production CRM sync'] });
+const Description = Type.String({
+  maxLength: 500,
+  description: 'a note for your team',
+  examples: ['Production CRM sync'],
+});
 
 const FailureThreshold = Type.Integer({
   minimum: 1,
@@ -46,11 +50,17 @@ const endpointFields = {
   description: Description,
   event_types: EventTypes,
   enabled: Type.Boolean({ description: 'false: no new deliveries; due ones are dead-lettered for later replay' }),
-  disabled_reason: Type.Union([Type.Literal('manual'), Type.Literal('gone'), Type.Literal('failure_threshold'), Type.Null()], {
-    description: 'why the endpoint is disabled: by you (manual), a 410 response (gone), or consecutive failures',
-  }),
+  disabled_reason: Type.Union(
+    [Type.Literal('manual'), Type.Literal('gone'), Type.Literal('failure_threshold'), Type.Null()],
+    {
+      description: 'why the endpoint is disabled: by you (manual), a 410 response (gone), or consecutive failures',
+    },
+  ),
   failure_threshold: FailureThreshold,
-  consecutive_failures: Type.Integer({ minimum: 0, description: 'failed attempts since the last success; reset by a success or re-enabling' }),
+  consecutive_failures: Type.Integer({
+    minimum: 0,
+    description: 'failed attempts since the last success; reset by a success or re-enabling',
+  }),
   last_success_at: NullableTimestamp('when a delivery last succeeded'),
   created_at: Timestamp('creation time'),
   updated_at: Timestamp('last change'),
@@ -61,7 +71,11 @@ export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 export const WebhookEndpointWithSecret = Type.Object(
   { ...endpointFields, secret: Secret },
-  { additionalProperties: false, $id: 'WebhookEndpointWithSecret', description: 'the endpoint and its signing secret, shown this once' },
+  {
+    additionalProperties: false,
+    $id: 'WebhookEndpointWithSecret',
+    description: 'the endpoint and its signing secret, shown this once',
+  },
 );
 
 export const WebhookEndpointList = ListOf(WebhookEndpoint, 'WebhookEndpointList');
@@ -98,7 +112,9 @@ export const UpdateWebhookEndpointBody = Type.Object(
     url: Type.Optional(Url),
     description: Type.Optional(Description),
     event_types: Type.Optional(EventTypes),
-    enabled: Type.Optional(Type.Boolean({ description: 'true re-enables the endpoint and resets consecutive_failures' })),
+    enabled: Type.Optional(
+      Type.Boolean({ description: 'true re-enables the endpoint and resets consecutive_failures' }),
+    ),
     failure_threshold: Type.Optional(FailureThreshold),
   },
   { additionalProperties: false, minProperties: 1, $id: 'UpdateWebhookEndpoint' },
@@ -113,7 +129,10 @@ export const SendTestEventBody = Type.Object(
 export const WebhookAttempt = Type.Object(
   {
     attempted_at: Timestamp('when the request was sent'),
-    status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'the response status; null when none arrived', examples: [500] }),
+    status_code: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'the response status; null when none arrived',
+      examples: [500],
+    }),
     error: Type.Union([Type.String(), Type.Null()], {
       description: 'timeout, network error or refused address when no response arrived',
       examples: [null],
@@ -129,14 +148,26 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const WebhookDelivery = Type.Object(
   {
-    id: Type.String({ description: 'identifier of this message’s delivery to this endpoint', examples: ['dlv_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
-    message_id: Type.String({ description: 'the envelope id and webhook-id header (the same on every attempt and replay)', examples: ['msg_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    id: Type.String({
+      description: 'identifier of this message’s delivery to this endpoint',
+      examples: ['dlv_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
+    message_id: Type.String({
+      description: 'the envelope id and webhook-id header (the same on every attempt and replay)',
+      examples: ['msg_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
     endpoint_id: Type.String({ examples: [EndpointIdExample] }),
     event_type: WebhookEventType,
-    status: Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)), {
-      description: 'pending → succeeded, or retrying (429, 5xx, timeouts) → succeeded or dead_lettered',
+    status: Type.Union(
+      DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description: 'pending → succeeded, or retrying (429, 5xx, timeouts) → succeeded or dead_lettered',
+      },
+    ),
+    attempt_count: Type.Integer({
+      minimum: 0,
+      description: 'attempts in the current series (at most 10; a replay starts a new one)',
     }),
-    attempt_count: Type.Integer({ minimum: 0, description: 'attempts in the current series (at most 10; a replay starts a new one)' }),
     next_attempt_at: NullableTimestamp('when the next attempt is due; null once succeeded or dead-lettered'),
     dead_letter_reason: Type.Union(
       [
@@ -163,8 +194,21 @@ export const WebhookDeliveryLog = Type.Object(
 
 export const ListWebhookDeliveriesQuery = Type.Object(
   {
-    status: Type.Optional(Type.Union(DELIVERY_STATUSES.map((s) => Type.Literal(s)), { description: 'only deliveries in this state' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'how many, 1 to 100 (default 100)', examples: [100] })),
+    status: Type.Optional(
+      Type.Union(
+        DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+        { description: 'only deliveries in this state' },
+      ),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 100,
+        description: 'how many, 1 to 100 (default 100)',
+        examples: [100],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -178,6 +222,12 @@ export const ReplayRangeBody = Type.Object(
 );
 
 export const ReplayResult = Type.Object(
-  { replayed: Type.Integer({ minimum: 0, description: 'how many deliveries were scheduled for a new attempt', examples: [3] }) },
+  {
+    replayed: Type.Integer({
+      minimum: 0,
+      description: 'how many deliveries were scheduled for a new attempt',
+      examples: [3],
+    }),
+  },
   { additionalProperties: false, $id: 'WebhookReplayResult' },
 );

@@ -18,7 +18,8 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
           let parentId: string | null = null;
           if (body.parent_email !== undefined) {
             parentId = (await findAffiliateIdByEmail(tx, ctx.merchantId, body.parent_email)) ?? null;
-            if (!parentId) throw invalidInput('parent_email', 'must be the e-mail of an existing affiliate of this merchant');
+            if (!parentId)
+              throw invalidInput('parent_email', 'must be the e-mail of an existing affiliate of this merchant');
           }
           const id = newId('aff');
           await insertAffiliate(tx, {
@@ -39,7 +40,8 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
         ctx.log.info('affiliate created', { affiliate_id: affiliate.id });
         return { outcome: 'created', body: affiliate };
       } catch (err) {
-        if (isUniqueViolation(err, 'affiliates_merchant_email')) throw conflict('email', 'An affiliate with this e-mail already exists');
+        if (isUniqueViolation(err, 'affiliates_merchant_email'))
+          throw conflict('email', 'An affiliate with this e-mail already exists');
         if (isUniqueViolation(err, 'affiliates_merchant_slug')) {
           // A generated slug lost a race with a concurrent create: the caller chose no slug, so this is no conflict
           // of theirs. Try again; the generator now sees the slug taken and picks another.
@@ -51,7 +53,8 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
     }
   });
 
-const conflict = (path: string, message: string) => new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }]);
+const conflict = (path: string, message: string) =>
+  new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }]);
 
 /** "Jane.Doe+promo@example.com" → "jane-doe-promo", with a random suffix when that is taken. */
 async function generateSlug(sql: Queryable, merchantId: string, email: string): Promise<string> {

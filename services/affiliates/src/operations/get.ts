@@ -9,7 +9,9 @@ import { findAffiliate } from '../queries/affiliates.ts';
 export const getAffiliateOperation = (deps: AffiliatesDeps) =>
   defineOperation(api.getAffiliate, async (ctx, { params }) => {
     // A malformed id names no row: 404, like another merchant's id.
-    const row = isId('aff', params.affiliate_id) ? await findAffiliate(ctx.sql, ctx.merchantId, params.affiliate_id) : undefined;
+    const row = isId('aff', params.affiliate_id)
+      ? await findAffiliate(ctx.sql, ctx.merchantId, params.affiliate_id)
+      : undefined;
     if (!row) throw notFound('affiliate');
     return { outcome: 'ok', body: presentAffiliate(row, deps.publicBaseUrl) };
   });

@@ -22,7 +22,14 @@ export const listAffiliatesOperation = (deps: AffiliatesDeps) =>
       },
       cursor: query.cursor,
       limit: query.limit ?? 25,
-      fetch: (after, limit) => listAffiliates(ctx.sql, ctx.merchantId, { status: query.status, email: query.email, parentId: query.parent_id, after, limit }),
+      fetch: (after, limit) =>
+        listAffiliates(ctx.sql, ctx.merchantId, {
+          status: query.status,
+          email: query.email,
+          parentId: query.parent_id,
+          after,
+          limit,
+        }),
       present: (row) => presentAffiliate(row, deps.publicBaseUrl),
     }),
   }));

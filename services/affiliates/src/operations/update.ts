@@ -25,7 +25,11 @@ export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
       if (moving && !MOVES[current.status].includes(body.status!)) {
         throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
       }
-      if (body.tier_id !== undefined && body.tier_id !== null && !(isId('tier', body.tier_id) && (await tierExists(tx, ctx.merchantId, body.tier_id)))) {
+      if (
+        body.tier_id !== undefined &&
+        body.tier_id !== null &&
+        !(isId('tier', body.tier_id) && (await tierExists(tx, ctx.merchantId, body.tier_id)))
+      ) {
         throw invalidInput('tier_id', 'is not a tier of this merchant');
       }
       await updateAffiliate(tx, ctx.merchantId, current.id, body);

@@ -7,7 +7,12 @@ export type AffiliateRow = AffiliateViewRow;
 
 const columns = affiliateViewColumns;
 
-export async function findAffiliate(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<AffiliateRow | undefined> {
+export async function findAffiliate(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  forUpdate = false,
+): Promise<AffiliateRow | undefined> {
   const [row] = await sql<AffiliateRow[]>`
     select ${columns(sql)} from affiliates a join merchants m on m.id = a.merchant_id
     where a.merchant_id = ${merchantId} and a.id = ${id}
@@ -15,7 +20,11 @@ export async function findAffiliate(sql: Queryable, merchantId: string, id: stri
   return row;
 }
 
-export async function findAffiliateIdByEmail(sql: Queryable, merchantId: string, email: string): Promise<string | undefined> {
+export async function findAffiliateIdByEmail(
+  sql: Queryable,
+  merchantId: string,
+  email: string,
+): Promise<string | undefined> {
   const [row] = await sql<{ id: string }[]>`
     select id from affiliates where merchant_id = ${merchantId} and lower(email) = lower(${email})`;
   return row?.id;
@@ -29,12 +38,19 @@ export async function slugTaken(sql: Queryable, merchantId: string, slug: string
 export async function listAffiliates(
   sql: Queryable,
   merchantId: string,
-  filter: { status?: AffiliateStatus; email?: string; parentId?: string; after?: { created_at: string; id: string }; limit: number },
+  filter: {
+    status?: AffiliateStatus;
+    email?: string;
+    parentId?: string;
+    after?: { created_at: string; id: string };
+    limit: number;
+  },
 ): Promise<AffiliateRow[]> {
   // The limit is written into the statement, not sent as a parameter: with `limit $n` Postgres cannot cost the
   // prepared statement's generic plan and re-plans the query on every call. A whole number only, so nothing else
   // can reach the SQL text; each page size is one prepared statement per connection.
-  if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000) throw new RangeError(`limit ${filter.limit} is not a page size`);
+  if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000)
+    throw new RangeError(`limit ${filter.limit} is not a page size`);
   return sql<AffiliateRow[]>`
     select ${columns(sql)} from affiliates a join merchants m on m.id = a.merchant_id
     where a.merchant_id = ${merchantId}
@@ -68,7 +84,12 @@ export async function updateAffiliate(
   sql: Queryable,
   merchantId: string,
   id: string,
-  changes: Partial<{ status: AffiliateStatus; display_name: string; custom_commission_rate: number | null; tier_id: string | null }>,
+  changes: Partial<{
+    status: AffiliateStatus;
+    display_name: string;
+    custom_commission_rate: number | null;
+    tier_id: string | null;
+  }>,
 ): Promise<void> {
   await sql`
     update affiliates set ${sql(changes as Record<string, unknown>)}, updated_at = date_trunc('milliseconds', now())

@@ -24,7 +24,10 @@ export async function approveEndedHolds(sql: Sql, now: Clock): Promise<number> {
     for (;;) {
       const count = await sql.begin(async (tx) => {
         const rows = await approveDueCommissions(tx, merchantId, cutoff, at, BATCH);
-        await enqueueEvents(tx, rows.map((row) => ({ merchantId, type: 'commission.approved' as const, data: commissionEventData(row) })));
+        await enqueueEvents(
+          tx,
+          rows.map((row) => ({ merchantId, type: 'commission.approved' as const, data: commissionEventData(row) })),
+        );
         return rows.length;
       });
       if (count > 0) outboxCommitted(sql);

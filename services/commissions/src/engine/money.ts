@@ -6,7 +6,12 @@ import { minorUnitDigits } from '@platform/shared/money';
  * and 12 decimals) times a rate can need, so products are exact and the only rounding is the explicit one to the
  * currency's minor unit, half-even (banker's rounding: 0.125 → 0.12, 0.135 → 0.14).
  */
-export const Decimal = DecimalJs.clone({ precision: 80, rounding: DecimalJs.ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 });
+export const Decimal = DecimalJs.clone({
+  precision: 80,
+  rounding: DecimalJs.ROUND_HALF_EVEN,
+  toExpNeg: -100,
+  toExpPos: 100,
+});
 export type Decimal = InstanceType<typeof Decimal>;
 
 /** A rate or amount as it arrives: numeric text from Postgres or the bus, or a JSON number from settings. */

@@ -83,7 +83,11 @@ export function claimOf(envelope: ConversionEnvelope, at: Date): ConversionClaim
 }
 
 /** What readConversionContexts needs of an attributed conversion: its claim and what the context compares with. */
-export function contextLookupOf(claim: ConversionClaim, envelope: ConversionEnvelope, settings: MerchantSettings): ContextLookup {
+export function contextLookupOf(
+  claim: ConversionClaim,
+  envelope: ConversionEnvelope,
+  settings: MerchantSettings,
+): ContextLookup {
   const d = envelope.data;
   return {
     ...claim,
@@ -98,7 +102,12 @@ export function contextLookupOf(claim: ConversionClaim, envelope: ConversionEnve
  * The plan of an attributed conversion not processed before; the outcome itself when it was processed before or
  * earns nothing (it is still claimed then).
  */
-export function planConversion(envelope: ConversionEnvelope, settings: MerchantSettings, context: ConversionContext, at: Date): Plan | ProcessOutcome {
+export function planConversion(
+  envelope: ConversionEnvelope,
+  settings: MerchantSettings,
+  context: ConversionContext,
+  at: Date,
+): Plan | ProcessOutcome {
   if (context.processedBefore) return { kind: 'duplicate' };
   const affiliate = context.affiliate;
   // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
@@ -152,7 +161,8 @@ function fraudHits(
   const hits: FraudHit[] = [];
   // The details say what matched, not the matching values: the webhook must not carry the e-mail or fingerprint.
   if (affiliate.email_matches) hits.push({ rule: 'self_referral', details: { matched: 'customer_email' } });
-  if (affiliate.fingerprint_matches) hits.push({ rule: 'own_fingerprint', details: { matched: 'visit_fingerprint', visit_id: visitId } });
+  if (affiliate.fingerprint_matches)
+    hits.push({ rule: 'own_fingerprint', details: { matched: 'visit_fingerprint', visit_id: visitId } });
   const limit = settings.fraud_max_conversions_per_hour;
   if (counts.byVisit > limit || counts.byIp > limit) {
     const byVisit = counts.byVisit > limit;
@@ -173,8 +183,12 @@ function fraudHits(
  * The tier an affiliate moves up to once its revenue (in the merchant's currency) has reached `reached`, or null.
  * Never down or sideways: a tier set by hand above the revenue stays.
  */
-export function tierPromotion(affiliate: Pick<PlannedAffiliate, 'tier_id' | 'tier_threshold'>, reached: TierRow | undefined): TierRow | null {
+export function tierPromotion(
+  affiliate: Pick<PlannedAffiliate, 'tier_id' | 'tier_threshold'>,
+  reached: TierRow | undefined,
+): TierRow | null {
   if (!reached || reached.id === affiliate.tier_id) return null;
-  if (affiliate.tier_threshold !== null && toDecimal(affiliate.tier_threshold).gte(toDecimal(reached.threshold))) return null;
+  if (affiliate.tier_threshold !== null && toDecimal(affiliate.tier_threshold).gte(toDecimal(reached.threshold)))
+    return null;
   return reached;
 }

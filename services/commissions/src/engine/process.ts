@@ -7,7 +7,13 @@ import { inTransaction } from '@platform/shared/transactions';
 import type { Clock } from '../deps.ts';
 import { commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
-import { insertCommissionsOfEvents, voidCommissions, voidOrderCommissions, type CommissionLine, type CommissionRow } from '../queries/commissions.ts';
+import {
+  insertCommissionsOfEvents,
+  voidCommissions,
+  voidOrderCommissions,
+  type CommissionLine,
+  type CommissionRow,
+} from '../queries/commissions.ts';
 import {
   claimConversionsAndCountRevenue,
   lockKeysAndReadSettings,
@@ -148,7 +154,13 @@ async function processInTransaction(
  * revenue it counts. An unattributed conversion earns nothing and reads no context: its claim is all it writes.
  * Sets each conversion's outcome.
  */
-async function processTogether(tx: Queryable, conversions: Conversion[], at: Date, publicBaseUrl: string, outbox: Outbox): Promise<void> {
+async function processTogether(
+  tx: Queryable,
+  conversions: Conversion[],
+  at: Date,
+  publicBaseUrl: string,
+  outbox: Outbox,
+): Promise<void> {
   const items = new Array<Claimed>(conversions.length);
   const lookups: ContextLookup[] = [];
   for (let k = 0; k < conversions.length; k++) {
@@ -170,16 +182,30 @@ async function processTogether(tx: Queryable, conversions: Conversion[], at: Dat
     // Claimed whatever the plan, so that a redelivery finds it processed; only a clean conversion counts revenue.
     const d = item.envelope.data;
     const counting = isPlan(item.plan) && item.plan.countsRevenue ? item.plan : null;
-    item.counted = { ...item.claim, revenueCounted: counting ? d.amount : null, tierLookup: counting?.tierLookup ?? false };
+    item.counted = {
+      ...item.claim,
+      revenueCounted: counting ? d.amount : null,
+      tierLookup: counting?.tierLookup ?? false,
+    };
     claims.push(item.counted);
     claimedItems.push(item);
     if (!isPlan(item.plan)) continue;
     for (const line of item.plan.lines) {
-      lines.push({ ...line, merchantId: item.envelope.merchant_id, eventId: d.event_id, orderId: d.external_id, currency: d.currency, held: item.plan.held });
+      lines.push({
+        ...line,
+        merchantId: item.envelope.merchant_id,
+        eventId: d.event_id,
+        orderId: d.external_id,
+        currency: d.currency,
+        held: item.plan.held,
+      });
     }
   }
   // Sent together: neither depends on the other, and the connection runs them in order.
-  const [createdRows, counted] = await Promise.all([insertCommissionsOfEvents(tx, at, lines), claimConversionsAndCountRevenue(tx, at, claims)]);
+  const [createdRows, counted] = await Promise.all([
+    insertCommissionsOfEvents(tx, at, lines),
+    claimConversionsAndCountRevenue(tx, at, claims),
+  ]);
   for (let j = 0; j < claimedItems.length; j++) {
     const item = claimedItems[j]!;
     item.result = counted[j]!;
@@ -214,15 +240,25 @@ async function processTogether(tx: Queryable, conversions: Conversion[], at: Dat
 const byLevel = (x: CommissionRow, y: CommissionRow) => x.level - y.level;
 
 /** A conversion that depends on one before it in the batch, or a refund, alone. */
-async function processOne(tx: Queryable, conversion: Conversion, at: Date, publicBaseUrl: string, outbox: Outbox): Promise<ProcessOutcome> {
+async function processOne(
+  tx: Queryable,
+  conversion: Conversion,
+  at: Date,
+  publicBaseUrl: string,
+  outbox: Outbox,
+): Promise<ProcessOutcome> {
   const { envelope } = conversion;
   if (envelope.data.event_type !== 'refund') {
     await processTogether(tx, [conversion], at, publicBaseUrl, outbox);
     return conversion.outcome!;
   }
   // A refund counts no revenue: it takes back what its order counted.
-  const [claim] = await claimConversionsAndCountRevenue(tx, at, [{ ...claimOf(envelope, at), revenueCounted: null, tierLookup: false }]);
-  return claim!.claimed ? refundOrder(tx, envelope.merchant_id, envelope.data.external_id, at, outbox) : { kind: 'duplicate' };
+  const [claim] = await claimConversionsAndCountRevenue(tx, at, [
+    { ...claimOf(envelope, at), revenueCounted: null, tierLookup: false },
+  ]);
+  return claim!.claimed
+    ? refundOrder(tx, envelope.merchant_id, envelope.data.external_id, at, outbox)
+    : { kind: 'duplicate' };
 }
 
 /**
@@ -249,9 +285,23 @@ async function completeConversion(
 
   let flags = 0;
   for (const hit of plan.hits) {
-    if (!(await insertFraudFlag(tx, { merchantId, affiliateId: affiliate.id, eventId, rule: hit.rule, details: hit.details, at }))) continue;
+    if (
+      !(await insertFraudFlag(tx, {
+        merchantId,
+        affiliateId: affiliate.id,
+        eventId,
+        rule: hit.rule,
+        details: hit.details,
+        at,
+      }))
+    )
+      continue;
     flags++;
-    outbox.push({ merchantId, type: 'fraud.flagged', data: { affiliate_id: affiliate.id, event_id: eventId, rule: hit.rule, details: hit.details } });
+    outbox.push({
+      merchantId,
+      type: 'fraud.flagged',
+      data: { affiliate_id: affiliate.id, event_id: eventId, rule: hit.rule, details: hit.details },
+    });
   }
 
   const tier = plan.tierLookup ? tierPromotion(affiliate, reached) : null;
@@ -284,7 +334,13 @@ async function promote(
  * A refund voids every pending or approved commission of the order (paid ones stay: recovering paid money is a
  * payout matter) and takes the order's revenue back out of the affiliates' totals. Tiers are not lowered.
  */
-async function refundOrder(tx: Queryable, merchantId: string, orderId: string, at: Date, outbox: Outbox): Promise<ProcessOutcome> {
+async function refundOrder(
+  tx: Queryable,
+  merchantId: string,
+  orderId: string,
+  at: Date,
+  outbox: Outbox,
+): Promise<ProcessOutcome> {
   const voided = await voidOrderCommissions(tx, merchantId, orderId, 'refund', at);
   for (const row of voided) outbox.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
   const reversed = await reverseOrderRevenue(tx, merchantId, orderId);

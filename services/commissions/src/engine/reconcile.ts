@@ -27,10 +27,7 @@ interface ReconcileOptions {
  * not wait for itself); the watermark only moves forward, and only after everything before it was processed, so a
  * failure leaves it for the next pass.
  */
-export async function reconcileConversions(
-  sql: Sql,
-  opts: ReconcileOptions,
-): Promise<number> {
+export async function reconcileConversions(sql: Sql, opts: ReconcileOptions): Promise<number> {
   let processed = 0;
   for (;;) {
     const pass = await reconcileBatch(sql, opts);
@@ -40,10 +37,7 @@ export async function reconcileConversions(
 }
 
 /** One batch of outbox rows past the watermark: see reconcileConversions. */
-async function reconcileBatch(
-  sql: Sql,
-  opts: ReconcileOptions,
-): Promise<{ checked: number; processed: number }> {
+async function reconcileBatch(sql: Sql, opts: ReconcileOptions): Promise<{ checked: number; processed: number }> {
   const mark = await readConversionWatermark(sql);
   const rows = await conversionsAfter(sql, mark, opts.settleMs, RECONCILE_BATCH);
   const firstUnsettled = rows.findIndex((r) => !r.settled);
@@ -60,7 +54,8 @@ async function reconcileBatch(
       opts.log.warn('outbox conversion cannot be processed; skipped', { seq: row.seq, reason: err.message });
     }
   }
-  for (let start = 0; start < missing.length; start += PROCESS_BATCH) await opts.process(missing.slice(start, start + PROCESS_BATCH));
+  for (let start = 0; start < missing.length; start += PROCESS_BATCH)
+    await opts.process(missing.slice(start, start + PROCESS_BATCH));
   await advanceConversionWatermark(sql, rows[checked - 1]!.seq);
   return { checked, processed: missing.length };
 }

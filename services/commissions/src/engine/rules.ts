@@ -55,7 +55,9 @@ function directCommission(input: {
   settings: Pick<MerchantSettings, 'commission_rules' | 'default_rate'>;
   rates: DirectRates;
 }): { rate: string | null; amount: Decimal } | null {
-  const rule = Object.hasOwn(input.settings.commission_rules, input.eventType) ? input.settings.commission_rules[input.eventType] : undefined;
+  const rule = Object.hasOwn(input.settings.commission_rules, input.eventType)
+    ? input.settings.commission_rules[input.eventType]
+    : undefined;
   const eventAmount = toDecimal(input.amount);
   let rate: Decimal;
   if (rule?.kind === 'flat') {
@@ -70,4 +72,3 @@ function directCommission(input: {
   const amount = applyRate(eventAmount, rate, input.currency);
   return amount.gt(0) ? { rate: rate.toFixed(), amount } : null;
 }
-

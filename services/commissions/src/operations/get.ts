@@ -8,7 +8,9 @@ import { findCommission } from '../queries/commissions.ts';
 export const getCommissionOperation = () =>
   defineOperation(api.getCommission, async (ctx, { params }) => {
     // A malformed id names no row: 404, like another merchant's id.
-    const row = isId('com', params.commission_id) ? await findCommission(ctx.sql, ctx.merchantId, params.commission_id) : undefined;
+    const row = isId('com', params.commission_id)
+      ? await findCommission(ctx.sql, ctx.merchantId, params.commission_id)
+      : undefined;
     if (!row) throw notFound('commission');
     return { outcome: 'ok', body: presentCommission(row) };
   });

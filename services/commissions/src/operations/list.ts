@@ -17,7 +17,13 @@ export const listCommissionsOperation = (deps: CommissionsDeps) =>
       },
       cursor: query.cursor,
       limit: query.limit ?? 25,
-      fetch: (after, limit) => listCommissions(ctx.sql, ctx.merchantId, { status: query.status, affiliateId: query.affiliate_id, after, limit }),
+      fetch: (after, limit) =>
+        listCommissions(ctx.sql, ctx.merchantId, {
+          status: query.status,
+          affiliateId: query.affiliate_id,
+          after,
+          limit,
+        }),
       present: presentCommission,
     }),
   }));

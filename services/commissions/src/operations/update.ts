@@ -36,7 +36,11 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
           ? await approveCommission(tx, ctx.merchantId, current.id, at)
           : (await voidCommissions(tx, ctx.merchantId, [current.id], body.void_reason ?? 'manual', at))[0]!;
       await enqueueEvents(tx, [
-        { merchantId: ctx.merchantId, type: body.status === 'approved' ? 'commission.approved' : 'commission.voided', data: commissionEventData(after) },
+        {
+          merchantId: ctx.merchantId,
+          type: body.status === 'approved' ? 'commission.approved' : 'commission.voided',
+          data: commissionEventData(after),
+        },
       ]);
       return { commission: after, changed: true };
     });

@@ -6,7 +6,13 @@ export interface TierRow {
   threshold: string;
 }
 
-export async function setAffiliateTier(sql: Queryable, merchantId: string, affiliateId: string, tierId: string, at: Date): Promise<void> {
+export async function setAffiliateTier(
+  sql: Queryable,
+  merchantId: string,
+  affiliateId: string,
+  tierId: string,
+  at: Date,
+): Promise<void> {
   await sql`
     update affiliates set tier_id = ${tierId}, updated_at = ${at}
     where merchant_id = ${merchantId} and id = ${affiliateId}`;

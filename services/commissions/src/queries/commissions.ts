@@ -76,7 +76,12 @@ export async function insertCommissionsOfEvents(
     returning ${columns(sql)}`;
 }
 
-export async function findCommission(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<CommissionRow | undefined> {
+export async function findCommission(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  forUpdate = false,
+): Promise<CommissionRow | undefined> {
   const [row] = await sql<CommissionRow[]>`
     select ${columns(sql)} from commissions
     where merchant_id = ${merchantId} and id = ${id}
@@ -87,11 +92,17 @@ export async function findCommission(sql: Queryable, merchantId: string, id: str
 export async function listCommissions(
   sql: Queryable,
   merchantId: string,
-  filter: { status?: CommissionStatus; affiliateId?: string; after?: { created_at: string; id: string }; limit: number },
+  filter: {
+    status?: CommissionStatus;
+    affiliateId?: string;
+    after?: { created_at: string; id: string };
+    limit: number;
+  },
 ): Promise<CommissionRow[]> {
   // The limit is written into the statement rather than sent as a parameter, so that Postgres can cost the prepared
   // statement's generic plan (as the affiliates list does). Only a whole number in range can reach the SQL text.
-  if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000) throw new RangeError(`limit ${filter.limit} is not a page size`);
+  if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > 1000)
+    throw new RangeError(`limit ${filter.limit} is not a page size`);
   return sql<CommissionRow[]>`
     select ${columns(sql)} from commissions
     where merchant_id = ${merchantId}
@@ -102,7 +113,12 @@ export async function listCommissions(
     limit ${sql.unsafe(String(filter.limit))}`;
 }
 
-export async function approveCommission(sql: Queryable, merchantId: string, id: string, at: Date): Promise<CommissionRow> {
+export async function approveCommission(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  at: Date,
+): Promise<CommissionRow> {
   const [row] = await sql<CommissionRow[]>`
     update commissions set status = 'approved', approved_at = ${at}
     where merchant_id = ${merchantId} and id = ${id} and status = 'pending'
@@ -111,7 +127,13 @@ export async function approveCommission(sql: Queryable, merchantId: string, id: 
 }
 
 /** Voids the given commissions of the merchant that are still pending or approved; returns those it voided. */
-export async function voidCommissions(sql: Queryable, merchantId: string, ids: string[], reason: string, at: Date): Promise<CommissionRow[]> {
+export async function voidCommissions(
+  sql: Queryable,
+  merchantId: string,
+  ids: string[],
+  reason: string,
+  at: Date,
+): Promise<CommissionRow[]> {
   if (ids.length === 0) return [];
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
@@ -120,7 +142,13 @@ export async function voidCommissions(sql: Queryable, merchantId: string, ids: s
 }
 
 /** Voids every pending or approved commission of the merchant's order (a refund); paid ones stay paid. */
-export async function voidOrderCommissions(sql: Queryable, merchantId: string, orderId: string, reason: string, at: Date): Promise<CommissionRow[]> {
+export async function voidOrderCommissions(
+  sql: Queryable,
+  merchantId: string,
+  orderId: string,
+  reason: string,
+  at: Date,
+): Promise<CommissionRow[]> {
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
     where merchant_id = ${merchantId} and order_id = ${orderId} and status in ('pending', 'approved')
@@ -139,7 +167,13 @@ export async function merchantsWithDueCandidates(sql: Queryable, before: Date): 
  * Approves up to `limit` of the merchant's pending, not held commissions created at or before `cutoff`. Rows that
  * another replica is approving right now are skipped (SKIP LOCKED), so replicas never approve one twice.
  */
-export async function approveDueCommissions(sql: Queryable, merchantId: string, cutoff: Date, at: Date, limit: number): Promise<CommissionRow[]> {
+export async function approveDueCommissions(
+  sql: Queryable,
+  merchantId: string,
+  cutoff: Date,
+  at: Date,
+  limit: number,
+): Promise<CommissionRow[]> {
   return sql<CommissionRow[]>`
     with due as (
       select id from commissions

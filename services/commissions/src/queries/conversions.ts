@@ -74,10 +74,23 @@ const countedClaimColumns = unnestColumns({
  * row twice; lockKeysAndReadSettings serialises an affiliate's conversions anyway). Each row is scoped by its own
  * merchant.
  */
-export async function claimConversionsAndCountRevenue(sql: Queryable, at: Date, claims: CountedClaim[]): Promise<CountedResult[]> {
+export async function claimConversionsAndCountRevenue(
+  sql: Queryable,
+  at: Date,
+  claims: CountedClaim[],
+): Promise<CountedResult[]> {
   if (claims.length === 0) return [];
   const c = countedClaimColumns(claims);
-  const rows = await sql<{ n: number; claimed: boolean; attributed_revenue: string | null; tier_id: string | null; tier_rate: string; tier_threshold: string }[]>`
+  const rows = await sql<
+    {
+      n: number;
+      claimed: boolean;
+      attributed_revenue: string | null;
+      tier_id: string | null;
+      tier_rate: string;
+      tier_threshold: string;
+    }[]
+  >`
     with input as (
       select * from unnest(
         ${c.merchantId}::text[], ${c.eventId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.affiliateId}::text[],
@@ -122,7 +135,8 @@ export async function claimConversionsAndCountRevenue(sql: Queryable, at: Date, 
     results[row.n - 1] = {
       claimed: row.claimed,
       total: row.attributed_revenue,
-      reached: row.tier_id === null ? undefined : { id: row.tier_id, rate: row.tier_rate, threshold: row.tier_threshold },
+      reached:
+        row.tier_id === null ? undefined : { id: row.tier_id, rate: row.tier_rate, threshold: row.tier_threshold },
     };
   }
   return results;
@@ -200,7 +214,10 @@ export interface ConversionContext {
 }
 
 /** An attributed, non-refund conversion whose context readConversionContexts reads. */
-export interface ContextLookup extends Pick<ConversionClaim, 'merchantId' | 'eventId' | 'externalId' | 'visitId' | 'ipHash' | 'occurredAt'> {
+export interface ContextLookup extends Pick<
+  ConversionClaim,
+  'merchantId' | 'eventId' | 'externalId' | 'visitId' | 'ipHash' | 'occurredAt'
+> {
   affiliateId: string;
   customerEmail: string | null;
   fingerprint: string | null;

@@ -5,7 +5,14 @@ export type FraudRule = 'self_referral' | 'own_fingerprint' | 'conversion_veloci
 /** Records a flag unless this event already has one for this rule; true when it was recorded now. */
 export async function insertFraudFlag(
   sql: Queryable,
-  f: { merchantId: string; affiliateId: string; eventId: string; rule: FraudRule; details: Record<string, unknown>; at: Date },
+  f: {
+    merchantId: string;
+    affiliateId: string;
+    eventId: string;
+    rule: FraudRule;
+    details: Record<string, unknown>;
+    at: Date;
+  },
 ): Promise<boolean> {
   const rows = await sql`
     insert into fraud_flags (merchant_id, affiliate_id, event_id, rule, details, created_at)

@@ -20,7 +20,12 @@ export async function readConversionWatermark(sql: Queryable): Promise<string> {
 }
 
 /** The `conversion.recorded` outbox rows after `afterSeq`, oldest first, with whether each is settled and processed. */
-export async function conversionsAfter(tx: Queryable, afterSeq: string, settleMs: number, limit: number): Promise<OutboxConversion[]> {
+export async function conversionsAfter(
+  tx: Queryable,
+  afterSeq: string,
+  settleMs: number,
+  limit: number,
+): Promise<OutboxConversion[]> {
   return tx<OutboxConversion[]>`
     select o.seq, ${outboxEnvelope(tx)} as envelope,
            coalesce(o.published_at, o.created_at) < now() - ${settleMs} * interval '1 millisecond' as settled,

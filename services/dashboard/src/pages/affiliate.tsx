@@ -17,10 +17,23 @@ const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: strin
 
 /** One affiliate: status moves, custom rate and tier, referral link, lineage (parent and children), coupons. */
 export function AffiliatePage(props: { affiliateId: string }) {
-  const affiliate = useLoad(async () => unwrap(await api.GET('/api/v1/affiliates/{affiliate_id}', { params: { path: { affiliate_id: props.affiliateId } } })), [props.affiliateId]);
+  const affiliate = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/affiliates/{affiliate_id}', { params: { path: { affiliate_id: props.affiliateId } } }),
+      ),
+    [props.affiliateId],
+  );
   const action = useAction();
   const update = async (body: Schemas['UpdateAffiliate']) => {
-    const done = await action.run(async () => unwrap(await api.PATCH('/api/v1/affiliates/{affiliate_id}', { params: { path: { affiliate_id: props.affiliateId } }, body })));
+    const done = await action.run(async () =>
+      unwrap(
+        await api.PATCH('/api/v1/affiliates/{affiliate_id}', {
+          params: { path: { affiliate_id: props.affiliateId } },
+          body,
+        }),
+      ),
+    );
     if (done) affiliate.reload();
   };
   return (
@@ -64,9 +77,15 @@ export function AffiliatePage(props: { affiliateId: string }) {
   );
 }
 
-function RateAndTier(props: { affiliate: Affiliate; busy: boolean; onSave: (b: Schemas['UpdateAffiliate']) => Promise<void> }) {
+function RateAndTier(props: {
+  affiliate: Affiliate;
+  busy: boolean;
+  onSave: (b: Schemas['UpdateAffiliate']) => Promise<void>;
+}) {
   const a = props.affiliate;
-  const [rate, setRate] = useState(a.custom_commission_rate === null ? '' : String(Math.round(a.custom_commission_rate * 1e6) / 1e4));
+  const [rate, setRate] = useState(
+    a.custom_commission_rate === null ? '' : String(Math.round(a.custom_commission_rate * 1e6) / 1e4),
+  );
   const [tier, setTier] = useState(a.tier_id ?? '');
   const tiers = useLoad(async () => unwrap(await dash.GET('/dashboard/api/tiers')), []);
   return (
@@ -79,7 +98,14 @@ function RateAndTier(props: { affiliate: Affiliate; busy: boolean; onSave: (b: S
       }}
     >
       <Field label="Custom rate (%)" hint="empty: the tier’s or the programme’s rate">
-        <input type="number" min={0} max={100} step="0.0001" value={rate} onInput={(e) => setRate(e.currentTarget.value)} />
+        <input
+          type="number"
+          min={0}
+          max={100}
+          step="0.0001"
+          value={rate}
+          onInput={(e) => setRate(e.currentTarget.value)}
+        />
       </Field>
       <Field label="Tier">
         <select value={tier} onChange={(e) => setTier(e.currentTarget.value)}>
@@ -101,14 +127,26 @@ function RateAndTier(props: { affiliate: Affiliate; busy: boolean; onSave: (b: S
 function Lineage(props: { affiliate: Affiliate }) {
   const pager = usePager();
   const children = useLoad(
-    async () => unwrap(await api.GET('/api/v1/affiliates', { params: { query: { parent_id: props.affiliate.id, limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) } } })),
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/affiliates', {
+          params: {
+            query: { parent_id: props.affiliate.id, limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) },
+          },
+        }),
+      ),
     [props.affiliate.id, pager.cursor],
   );
   return (
     <section aria-labelledby="lineage-heading">
       <h2 id="lineage-heading">Lineage</h2>
       <p>
-        Parent: {props.affiliate.parent_id ? <Link to={`/affiliates/${props.affiliate.parent_id}`}>{props.affiliate.parent_id}</Link> : 'none (top level)'}
+        Parent:{' '}
+        {props.affiliate.parent_id ? (
+          <Link to={`/affiliates/${props.affiliate.parent_id}`}>{props.affiliate.parent_id}</Link>
+        ) : (
+          'none (top level)'
+        )}
       </p>
       <h3>Children</h3>
       <Loaded state={children} what="children">
@@ -120,11 +158,18 @@ function Lineage(props: { affiliate: Affiliate }) {
               <ul class="plain">
                 {page.data.map((c) => (
                   <li key={c.id}>
-                    <Link to={`/affiliates/${c.id}`}>{c.display_name}</Link> <span class="muted">{c.email}</span> <Status value={c.status} />
+                    <Link to={`/affiliates/${c.id}`}>{c.display_name}</Link> <span class="muted">{c.email}</span>{' '}
+                    <Status value={c.status} />
                   </li>
                 ))}
               </ul>
-              <Pager label="Children" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+              <Pager
+                label="Children"
+                page={pager.page}
+                next={page.next_cursor}
+                onNext={pager.next}
+                onPrevious={pager.previous}
+              />
             </>
           )
         }
@@ -134,19 +179,27 @@ function Lineage(props: { affiliate: Affiliate }) {
 }
 
 function Coupons(props: { affiliateId: string }) {
-  const coupons = useLoad(async () => unwrap(await api.GET('/api/v1/coupons', { params: { query: { affiliate_id: props.affiliateId, limit: 100 } } })), [props.affiliateId]);
+  const coupons = useLoad(
+    async () =>
+      unwrap(await api.GET('/api/v1/coupons', { params: { query: { affiliate_id: props.affiliateId, limit: 100 } } })),
+    [props.affiliateId],
+  );
   const [code, setCode] = useState('');
   const action = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
-    const done = await action.run(async () => unwrap(await api.POST('/api/v1/coupons', { body: { code, affiliate_id: props.affiliateId } })));
+    const done = await action.run(async () =>
+      unwrap(await api.POST('/api/v1/coupons', { body: { code, affiliate_id: props.affiliateId } })),
+    );
     if (done) {
       setCode('');
       coupons.reload();
     }
   };
   const remove = async (id: string) => {
-    const res = await action.run(async () => unwrap(await api.DELETE('/api/v1/coupons/{coupon_id}', { params: { path: { coupon_id: id } } })));
+    const res = await action.run(async () =>
+      unwrap(await api.DELETE('/api/v1/coupons/{coupon_id}', { params: { path: { coupon_id: id } } })),
+    );
     if (res !== undefined) coupons.reload();
   };
   return (
@@ -170,7 +223,12 @@ function Coupons(props: { affiliateId: string }) {
               {page.data.map((c) => (
                 <li key={c.id}>
                   <code>{c.code}</code>{' '}
-                  <button type="button" class="danger" onClick={() => void remove(c.id)} aria-label={`Delete coupon ${c.code}`}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => void remove(c.id)}
+                    aria-label={`Delete coupon ${c.code}`}
+                  >
                     Delete
                   </button>
                 </li>

@@ -16,7 +16,14 @@ export function AffiliatesPage() {
     async () =>
       unwrap(
         await api.GET('/api/v1/affiliates', {
-          params: { query: { limit: 25, ...(status ? { status } : {}), ...(search ? { email: search } : {}), ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+          params: {
+            query: {
+              limit: 25,
+              ...(status ? { status } : {}),
+              ...(search ? { email: search } : {}),
+              ...(pager.cursor ? { cursor: pager.cursor } : {}),
+            },
+          },
         }),
       ),
     [status, search, pager.cursor],
@@ -44,7 +51,12 @@ export function AffiliatesPage() {
             }}
           />
           <Field label="E-mail">
-            <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} placeholder="jane@example.com" />
+            <input
+              type="email"
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+              placeholder="jane@example.com"
+            />
           </Field>
           <button type="submit">Search</button>
           {search ? (
@@ -63,7 +75,9 @@ export function AffiliatesPage() {
         <Loaded state={list} what="affiliates">
           {(page) =>
             page.data.length === 0 ? (
-              <Empty>{search || status ? 'No affiliate matches.' : 'No affiliates yet: add the first one above.'}</Empty>
+              <Empty>
+                {search || status ? 'No affiliate matches.' : 'No affiliates yet: add the first one above.'}
+              </Empty>
             ) : (
               <>
                 <div class="table-wrap" tabIndex={0}>
@@ -92,7 +106,13 @@ export function AffiliatesPage() {
                     </tbody>
                   </table>
                 </div>
-                <Pager label="Affiliates" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+                <Pager
+                  label="Affiliates"
+                  page={pager.page}
+                  next={page.next_cursor}
+                  onNext={pager.next}
+                  onPrevious={pager.previous}
+                />
               </>
             )
           }
@@ -103,9 +123,15 @@ export function AffiliatesPage() {
 }
 
 function CreateAffiliate() {
-  const [form, setForm] = useState({ email: '', display_name: '', parent_email: '', status: 'approved' as 'approved' | 'pending' });
+  const [form, setForm] = useState({
+    email: '',
+    display_name: '',
+    parent_email: '',
+    status: 'approved' as 'approved' | 'pending',
+  });
   const action = useAction();
-  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const set = (k: keyof typeof form) => (e: Event) =>
+    setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = {

@@ -1,7 +1,19 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api.ts';
 import { useAction, useLoad, usePager } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatMoney, formatTime, Link, Loaded, Page, Pager, Status, StatusSelect } from '../ui.tsx';
+import {
+  Empty,
+  ErrorText,
+  Field,
+  formatMoney,
+  formatTime,
+  Link,
+  Loaded,
+  Page,
+  Pager,
+  Status,
+  StatusSelect,
+} from '../ui.tsx';
 
 type Commission = Schemas['Commission'];
 type StatusFilter = '' | Commission['status'];
@@ -17,7 +29,14 @@ export function CommissionsPage() {
     async () =>
       unwrap(
         await api.GET('/api/v1/commissions', {
-          params: { query: { limit: 25, ...(status ? { status } : {}), ...(affiliate ? { affiliate_id: affiliate } : {}), ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+          params: {
+            query: {
+              limit: 25,
+              ...(status ? { status } : {}),
+              ...(affiliate ? { affiliate_id: affiliate } : {}),
+              ...(pager.cursor ? { cursor: pager.cursor } : {}),
+            },
+          },
         }),
       ),
     [status, affiliate, pager.cursor],
@@ -42,7 +61,12 @@ export function CommissionsPage() {
           }}
         />
         <Field label="Affiliate id">
-          <input type="text" value={affiliateInput} onInput={(e) => setAffiliateInput(e.currentTarget.value)} placeholder="aff_…" />
+          <input
+            type="text"
+            value={affiliateInput}
+            onInput={(e) => setAffiliateInput(e.currentTarget.value)}
+            placeholder="aff_…"
+          />
         </Field>
         <button type="submit">Filter</button>
       </form>
@@ -74,7 +98,13 @@ export function CommissionsPage() {
                   </tbody>
                 </table>
               </div>
-              <Pager label="Commissions" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+              <Pager
+                label="Commissions"
+                page={pager.page}
+                next={page.next_cursor}
+                onNext={pager.next}
+                onPrevious={pager.previous}
+              />
             </>
           )
         }
@@ -89,7 +119,11 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
   const [reason, setReason] = useState('');
   const action = useAction();
   const change = async (body: Schemas['UpdateCommission']) => {
-    const done = await action.run(async () => unwrap(await api.PATCH('/api/v1/commissions/{commission_id}', { params: { path: { commission_id: c.id } }, body })));
+    const done = await action.run(async () =>
+      unwrap(
+        await api.PATCH('/api/v1/commissions/{commission_id}', { params: { path: { commission_id: c.id } }, body }),
+      ),
+    );
     if (done) props.onChanged();
   };
   return (
@@ -107,7 +141,12 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
       <td>{formatTime(c.created_at)}</td>
       <td>
         {c.status === 'pending' ? (
-          <button type="button" disabled={action.busy} onClick={() => void change({ status: 'approved' })} aria-label={`Approve commission ${c.id}`}>
+          <button
+            type="button"
+            disabled={action.busy}
+            onClick={() => void change({ status: 'approved' })}
+            aria-label={`Approve commission ${c.id}`}
+          >
             Approve
           </button>
         ) : null}
@@ -132,7 +171,12 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
               </button>
             </form>
           ) : (
-            <button type="button" class="danger" onClick={() => setVoiding(true)} aria-label={`Void commission ${c.id}`}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => setVoiding(true)}
+              aria-label={`Void commission ${c.id}`}
+            >
               Void
             </button>
           )

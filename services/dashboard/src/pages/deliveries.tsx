@@ -9,7 +9,12 @@ type Delivery = Schemas['WebhookDelivery'];
 export function Deliveries(props: { endpointId: string; refresh: number }) {
   const [round, setRound] = useState(0);
   const log = useLoad(
-    async () => unwrap(await api.GET('/api/v1/webhook_endpoints/{endpoint_id}/deliveries', { params: { path: { endpoint_id: props.endpointId }, query: { limit: 100 } } })),
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/webhook_endpoints/{endpoint_id}/deliveries', {
+          params: { path: { endpoint_id: props.endpointId }, query: { limit: 100 } },
+        }),
+      ),
     [props.endpointId, props.refresh, round],
   );
   const refresh = () => setRound((r) => r + 1);
@@ -42,7 +47,11 @@ function DeliveryItem(props: { delivery: Delivery; onReplayed: () => void }) {
   const action = useAction();
   const [replayed, setReplayed] = useState(false);
   const replay = async () => {
-    const res = await action.run(async () => unwrap(await api.POST('/api/v1/webhook_deliveries/{delivery_id}/replay', { params: { path: { delivery_id: d.id } } })));
+    const res = await action.run(async () =>
+      unwrap(
+        await api.POST('/api/v1/webhook_deliveries/{delivery_id}/replay', { params: { path: { delivery_id: d.id } } }),
+      ),
+    );
     if (res) {
       setReplayed(true);
       props.onReplayed();
@@ -57,7 +66,12 @@ function DeliveryItem(props: { delivery: Delivery; onReplayed: () => void }) {
         </span>
         {d.dead_letter_reason ? <span class="muted">reason: {d.dead_letter_reason.replace('_', ' ')}</span> : null}
         {d.status === 'dead_lettered' || d.status === 'succeeded' ? (
-          <button type="button" disabled={action.busy || replayed} onClick={() => void replay()} aria-label={`Replay delivery ${d.id}`}>
+          <button
+            type="button"
+            disabled={action.busy || replayed}
+            onClick={() => void replay()}
+            aria-label={`Replay delivery ${d.id}`}
+          >
             {replayed ? 'Replay scheduled' : 'Replay'}
           </button>
         ) : null}
@@ -98,7 +112,8 @@ function DeliveryItem(props: { delivery: Delivery; onReplayed: () => void }) {
 
 /** `datetime-local` values are the browser's local time; the API takes UTC instants. */
 const toIso = (local: string) => new Date(local).toISOString();
-const localInput = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+const localInput = (date: Date) =>
+  new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 function BulkReplay(props: { endpointId: string; onReplayed: () => void }) {
   const [since, setSince] = useState(localInput(new Date(Date.now() - 24 * 3600_000)));
@@ -112,13 +127,22 @@ function BulkReplay(props: { endpointId: string; onReplayed: () => void }) {
     e.preventDefault();
     setDone(undefined);
     const res = await action.run(async () =>
-      unwrap(await dash.GET('/dashboard/api/webhook_endpoints/{endpoint_id}/replay_count', { params: { path, query: { since: toIso(since), until: toIso(until) } } })),
+      unwrap(
+        await dash.GET('/dashboard/api/webhook_endpoints/{endpoint_id}/replay_count', {
+          params: { path, query: { since: toIso(since), until: toIso(until) } },
+        }),
+      ),
     );
     if (res) setCount(res.count);
   };
   const confirm = async () => {
     const res = await action.run(async () =>
-      unwrap(await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/replay', { params: { path }, body: { since: toIso(since), until: toIso(until) } })),
+      unwrap(
+        await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/replay', {
+          params: { path },
+          body: { since: toIso(since), until: toIso(until) },
+        }),
+      ),
     );
     setCount(undefined);
     if (res) {

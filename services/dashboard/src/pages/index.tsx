@@ -17,7 +17,8 @@ export function pageFor(path: string, session: Session): ComponentChildren {
   const [section, id, more] = parts;
   if (parts.length === 0) return <OverviewPage session={session} />;
   if (section === 'settings' && id === 'keys' && parts.length === 2) return <KeysPage />;
-  if (section === 'settings' && id === 'keys' && more && parts.length === 3) return <KeyPage key={more} keyId={more} session={session} />;
+  if (section === 'settings' && id === 'keys' && more && parts.length === 3)
+    return <KeyPage key={more} keyId={more} session={session} />;
   if (section === 'affiliates' && parts.length === 1) return <AffiliatesPage />;
   if (section === 'affiliates' && id && parts.length === 2) return <AffiliatePage key={id} affiliateId={id} />;
   if (section === 'commissions' && parts.length === 1) return <CommissionsPage />;

@@ -13,7 +13,11 @@ const ACTIONS: Record<string, string> = {
 
 /** One key: its audit log with the acting user, its daily requests, and (scale and up) its rate limit. */
 export function KeyPage(props: { keyId: string; session: Session }) {
-  const audit = useLoad(async () => unwrap(await dash.GET('/dashboard/api/keys/{key_id}/audit', { params: { path: { key_id: props.keyId } } })), [props.keyId]);
+  const audit = useLoad(
+    async () =>
+      unwrap(await dash.GET('/dashboard/api/keys/{key_id}/audit', { params: { path: { key_id: props.keyId } } })),
+    [props.keyId],
+  );
   return (
     <Page title="API key" actions={<Link to="/settings/keys">All keys</Link>}>
       <Loaded state={audit} what="the key">
@@ -84,14 +88,26 @@ function RateLimit(props: { keyId: string; current: number; onChanged: () => voi
   const submit = async (e: Event) => {
     e.preventDefault();
     const done = await action.run(async () =>
-      unwrap(await dash.PATCH('/dashboard/api/keys/{key_id}', { params: { path: { key_id: props.keyId } }, body: { rate_limit_per_min: Number(value) } })),
+      unwrap(
+        await dash.PATCH('/dashboard/api/keys/{key_id}', {
+          params: { path: { key_id: props.keyId } },
+          body: { rate_limit_per_min: Number(value) },
+        }),
+      ),
     );
     if (done) props.onChanged();
   };
   return (
     <form class="inline-form" onSubmit={(e) => void submit(e)}>
       <Field label="Requests per minute" hint="60 to 60,000">
-        <input type="number" min={60} max={60000} required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <input
+          type="number"
+          min={60}
+          max={60000}
+          required
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
       </Field>
       <button type="submit" disabled={action.busy}>
         Save rate limit

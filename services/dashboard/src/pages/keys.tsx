@@ -22,7 +22,10 @@ export function KeysPage() {
             {list.can_create ? (
               <CreateKey canSetRateLimit={list.can_set_rate_limit} onCreated={keys.reload} />
             ) : (
-              <p class="notice">API keys need the Growth plan or higher. Your dashboard, webhooks and everything else here work on every plan.</p>
+              <p class="notice">
+                API keys need the Growth plan or higher. Your dashboard, webhooks and everything else here work on every
+                plan.
+              </p>
             )}
             <KeyTable keys={list.data} onChanged={keys.reload} />
           </>
@@ -57,14 +60,26 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
           <legend>Access</legend>
           {PRESETS.map((p) => (
             <label key={p.id} class="choice">
-              <input type="radio" name="preset" value={p.id} checked={preset === p.id} onChange={() => setPreset(p.id)} />
+              <input
+                type="radio"
+                name="preset"
+                value={p.id}
+                checked={preset === p.id}
+                onChange={() => setPreset(p.id)}
+              />
               {p.label}
             </label>
           ))}
         </fieldset>
         {props.canSetRateLimit ? (
           <Field label="Requests per minute" hint="60 to 60,000; 600 when empty">
-            <input type="number" min={60} max={60000} value={rateLimit} onInput={(e) => setRateLimit(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={60}
+              max={60000}
+              value={rateLimit}
+              onInput={(e) => setRateLimit(e.currentTarget.value)}
+            />
           </Field>
         ) : null}
         <button type="submit" class="primary" disabled={action.busy}>
@@ -82,7 +97,12 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
           </code>
           <button
             type="button"
-            onClick={() => void navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => setCopied(false))}
+            onClick={() =>
+              void navigator.clipboard?.writeText(created.key).then(
+                () => setCopied(true),
+                () => setCopied(false),
+              )
+            }
           >
             {copied ? 'Copied' : 'Copy key'}
           </button>
@@ -95,13 +115,16 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
   );
 }
 
-const scopeLabel = (scopes: string[]) => PRESETS.find((p) => p.scopes.join() === scopes.join())?.label ?? scopes.join(', ');
+const scopeLabel = (scopes: string[]) =>
+  PRESETS.find((p) => p.scopes.join() === scopes.join())?.label ?? scopes.join(', ');
 
 function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged: () => void }) {
   const [confirming, setConfirming] = useState<string>();
   const action = useAction();
   const revoke = async (id: string) => {
-    const done = await action.run(async () => unwrap(await dash.POST('/dashboard/api/keys/{key_id}/revoke', { params: { path: { key_id: id } } })));
+    const done = await action.run(async () =>
+      unwrap(await dash.POST('/dashboard/api/keys/{key_id}/revoke', { params: { path: { key_id: id } } })),
+    );
     setConfirming(undefined);
     if (done) props.onChanged();
   };
@@ -149,7 +172,12 @@ function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged
                       </button>
                     </span>
                   ) : (
-                    <button type="button" class="danger" onClick={() => setConfirming(k.id)} aria-label={`Revoke key ${k.prefix}`}>
+                    <button
+                      type="button"
+                      class="danger"
+                      onClick={() => setConfirming(k.id)}
+                      aria-label={`Revoke key ${k.prefix}`}
+                    >
                       Revoke
                     </button>
                   )}

@@ -8,8 +8,14 @@ import { Empty, formatMoney, formatTime, Link, Loaded, Page } from '../ui.tsx';
 /** How the programme did over the last 30 days, and what waits for the merchant. */
 export function OverviewPage(props: { session: Session }) {
   const figures = useLoad(async () => unwrap(await dash.GET('/dashboard/api/overview')), []);
-  const affiliates = useLoad(async () => unwrap(await api.GET('/api/v1/affiliates', { params: { query: { status: 'pending', limit: 10 } } })), []);
-  const commissions = useLoad(async () => unwrap(await api.GET('/api/v1/commissions', { params: { query: { status: 'pending', limit: 10 } } })), []);
+  const affiliates = useLoad(
+    async () => unwrap(await api.GET('/api/v1/affiliates', { params: { query: { status: 'pending', limit: 10 } } })),
+    [],
+  );
+  const commissions = useLoad(
+    async () => unwrap(await api.GET('/api/v1/commissions', { params: { query: { status: 'pending', limit: 10 } } })),
+    [],
+  );
   return (
     <Page title="Overview">
       <p class="muted">Signed in as {props.session.user.email}.</p>
@@ -17,17 +23,28 @@ export function OverviewPage(props: { session: Session }) {
         {(f) => <Charts figures={f} />}
       </Loaded>
       <div class="grid-2">
-        <Pending id="pending-affiliates" title="Affiliates waiting for approval" state={affiliates} empty="No affiliate is waiting.">
+        <Pending
+          id="pending-affiliates"
+          title="Affiliates waiting for approval"
+          state={affiliates}
+          empty="No affiliate is waiting."
+        >
           {(a: { id: string; display_name: string; email: string }) => (
             <>
               <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link> <span class="muted">{a.email}</span>
             </>
           )}
         </Pending>
-        <Pending id="pending-commissions" title="Commissions waiting for approval" state={commissions} empty="No commission is waiting.">
+        <Pending
+          id="pending-commissions"
+          title="Commissions waiting for approval"
+          state={commissions}
+          empty="No commission is waiting."
+        >
           {(c: { id: string; amount: number; currency: string; affiliate_id: string; created_at: string }) => (
             <>
-              <Link to={`/commissions?affiliate_id=${c.affiliate_id}`}>{formatMoney(c.amount, c.currency)}</Link> <span class="muted">{formatTime(c.created_at)}</span>
+              <Link to={`/commissions?affiliate_id=${c.affiliate_id}`}>{formatMoney(c.amount, c.currency)}</Link>{' '}
+              <span class="muted">{formatTime(c.created_at)}</span>
             </>
           )}
         </Pending>
@@ -51,7 +68,12 @@ function Charts(props: { figures: DashboardSchema['DashboardOverview'] }) {
     <>
       <div class="grid-2">
         <DailyChart title="Conversions, last 30 days" days={f.days} series={conversions} />
-        <DailyChart title={`Revenue attributed and commissions (${f.currency}), last 30 days`} days={f.days} series={amounts} format={money} />
+        <DailyChart
+          title={`Revenue attributed and commissions (${f.currency}), last 30 days`}
+          days={f.days}
+          series={amounts}
+          format={money}
+        />
       </div>
       <section aria-labelledby="top-heading">
         <h2 id="top-heading">Top affiliates</h2>
@@ -61,7 +83,8 @@ function Charts(props: { figures: DashboardSchema['DashboardOverview'] }) {
           <ol class="plain">
             {f.top_affiliates.map((a) => (
               <li key={a.id}>
-                <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link> {money(a.attributed_revenue)} <span class="muted">from {a.conversions} conversions</span>
+                <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link> {money(a.attributed_revenue)}{' '}
+                <span class="muted">from {a.conversions} conversions</span>
               </li>
             ))}
           </ol>
@@ -71,7 +94,13 @@ function Charts(props: { figures: DashboardSchema['DashboardOverview'] }) {
   );
 }
 
-function Pending<T extends { id: string }>(props: { id: string; title: string; empty: string; state: LoadedState<{ data: T[] }>; children: (item: T) => ComponentChildren }) {
+function Pending<T extends { id: string }>(props: {
+  id: string;
+  title: string;
+  empty: string;
+  state: LoadedState<{ data: T[] }>;
+  children: (item: T) => ComponentChildren;
+}) {
   return (
     <section aria-labelledby={props.id}>
       <h2 id={props.id}>{props.title}</h2>

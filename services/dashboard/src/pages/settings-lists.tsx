@@ -36,13 +36,34 @@ export function Tiers() {
       </Loaded>
       <form class="inline-form" onSubmit={(e) => void submit(e)}>
         <Field label="Tier name">
-          <input type="text" required maxLength={100} value={form.name} onInput={(e) => setForm({ ...form, name: e.currentTarget.value })} />
+          <input
+            type="text"
+            required
+            maxLength={100}
+            value={form.name}
+            onInput={(e) => setForm({ ...form, name: e.currentTarget.value })}
+          />
         </Field>
         <Field label="Tier rate (%)">
-          <input type="number" min={0} max={100} step="0.0001" required value={form.rate} onInput={(e) => setForm({ ...form, rate: e.currentTarget.value })} />
+          <input
+            type="number"
+            min={0}
+            max={100}
+            step="0.0001"
+            required
+            value={form.rate}
+            onInput={(e) => setForm({ ...form, rate: e.currentTarget.value })}
+          />
         </Field>
         <Field label="Threshold">
-          <input type="number" min={0} step="0.01" required value={form.threshold} onInput={(e) => setForm({ ...form, threshold: e.currentTarget.value })} />
+          <input
+            type="number"
+            min={0}
+            step="0.01"
+            required
+            value={form.threshold}
+            onInput={(e) => setForm({ ...form, threshold: e.currentTarget.value })}
+          />
         </Field>
         <button type="submit" disabled={action.busy}>
           Add tier
@@ -55,7 +76,15 @@ export function Tiers() {
 
 export function AllCoupons() {
   const pager = usePager();
-  const coupons = useLoad(async () => unwrap(await api.GET('/api/v1/coupons', { params: { query: { limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) } } })), [pager.cursor]);
+  const coupons = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/coupons', {
+          params: { query: { limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+        }),
+      ),
+    [pager.cursor],
+  );
   return (
     <section aria-labelledby="coupons-heading">
       <h2 id="coupons-heading">Coupons</h2>
@@ -69,11 +98,18 @@ export function AllCoupons() {
               <ul class="plain">
                 {page.data.map((c) => (
                   <li key={c.id}>
-                    <code>{c.code}</code> for <Link to={`/affiliates/${c.affiliate_id}`}>{c.affiliate_id}</Link> <span class="muted">{formatTime(c.created_at)}</span>
+                    <code>{c.code}</code> for <Link to={`/affiliates/${c.affiliate_id}`}>{c.affiliate_id}</Link>{' '}
+                    <span class="muted">{formatTime(c.created_at)}</span>
                   </li>
                 ))}
               </ul>
-              <Pager label="Coupons" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+              <Pager
+                label="Coupons"
+                page={pager.page}
+                next={page.next_cursor}
+                onNext={pager.next}
+                onPrevious={pager.previous}
+              />
             </>
           )
         }
@@ -89,7 +125,9 @@ export function Users() {
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const done = await action.run(async () => unwrap(await dash.POST('/dashboard/api/users', { body: { email, password } })));
+    const done = await action.run(async () =>
+      unwrap(await dash.POST('/dashboard/api/users', { body: { email, password } })),
+    );
     if (done) {
       setEmail('');
       setPassword('');
@@ -112,10 +150,23 @@ export function Users() {
       </Loaded>
       <form class="inline-form" onSubmit={(e) => void submit(e)}>
         <Field label="New user’s e-mail">
-          <input type="email" required autoComplete="off" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            required
+            autoComplete="off"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </Field>
         <Field label="Their password" hint="at least 10 characters">
-          <input type="password" required minLength={10} autoComplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            required
+            minLength={10}
+            autoComplete="new-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </Field>
         <button type="submit" disabled={action.busy}>
           Add user

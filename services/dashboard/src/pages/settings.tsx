@@ -53,7 +53,8 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
     tracking_host: s.tracking_host ?? '',
     fraud_action: s.fraud_action,
   });
-  const set = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const set = (k: keyof typeof form) => (e: Event) =>
+    setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   const submit = (e: Event) => {
     e.preventDefault();
     void props.onSave({
@@ -72,7 +73,15 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
       <h2 id="programme-heading">Programme</h2>
       <form class="settings-grid" onSubmit={submit}>
         <Field label="Default rate (%)">
-          <input type="number" min={0} max={100} step="0.0001" required value={form.default_rate} onInput={set('default_rate')} />
+          <input
+            type="number"
+            min={0}
+            max={100}
+            step="0.0001"
+            required
+            value={form.default_rate}
+            onInput={set('default_rate')}
+          />
         </Field>
         <Field label="Level rates (%)" hint="parent first, up to five, comma-separated: 10, 5">
           <input type="text" value={form.level_rates} onInput={set('level_rates')} />
@@ -81,13 +90,32 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
           <input type="number" min={0} max={365} required value={form.hold_days} onInput={set('hold_days')} />
         </Field>
         <Field label="Currency">
-          <input type="text" pattern="[A-Za-z]{3}" maxLength={3} required value={form.currency} onInput={set('currency')} />
+          <input
+            type="text"
+            pattern="[A-Za-z]{3}"
+            maxLength={3}
+            required
+            value={form.currency}
+            onInput={set('currency')}
+          />
         </Field>
         <Field label="Attribution window (days)">
-          <input type="number" min={1} max={365} required value={form.attribution_window_days} onInput={set('attribution_window_days')} />
+          <input
+            type="number"
+            min={1}
+            max={365}
+            required
+            value={form.attribution_window_days}
+            onInput={set('attribution_window_days')}
+          />
         </Field>
         <Field label="Landing URL">
-          <input type="url" value={form.landing_url} onInput={set('landing_url')} placeholder="https://shop.example.com/" />
+          <input
+            type="url"
+            value={form.landing_url}
+            onInput={set('landing_url')}
+            placeholder="https://shop.example.com/"
+          />
         </Field>
         <Field label="Tracking host" hint="your own host for referral links, e.g. go.example.com">
           <input type="text" value={form.tracking_host} onInput={set('tracking_host')} />
@@ -133,8 +161,15 @@ function Rules(props: { settings: Settings; busy: boolean; onSave: (p: Patch) =>
         <ul class="plain">
           {entries.map(([type, rule]) => (
             <li key={type}>
-              <code>{type}</code>: {rule.kind === 'flat' ? `flat ${rule.amount}` : `${percent(rule.rate)}% of the amount`}{' '}
-              <button type="button" class="danger" disabled={props.busy} onClick={() => remove(type)} aria-label={`Remove the rule for ${type}`}>
+              <code>{type}</code>:{' '}
+              {rule.kind === 'flat' ? `flat ${rule.amount}` : `${percent(rule.rate)}% of the amount`}{' '}
+              <button
+                type="button"
+                class="danger"
+                disabled={props.busy}
+                onClick={() => remove(type)}
+                aria-label={`Remove the rule for ${type}`}
+              >
                 Remove
               </button>
             </li>
@@ -143,7 +178,14 @@ function Rules(props: { settings: Settings; busy: boolean; onSave: (p: Patch) =>
       )}
       <form class="inline-form" onSubmit={add}>
         <Field label="Event type">
-          <input type="text" required pattern="[a-z][a-z0-9_.]{0,63}" value={eventType} onInput={(e) => setEventType(e.currentTarget.value)} placeholder="signup" />
+          <input
+            type="text"
+            required
+            pattern="[a-z][a-z0-9_.]{0,63}"
+            value={eventType}
+            onInput={(e) => setEventType(e.currentTarget.value)}
+            placeholder="signup"
+          />
         </Field>
         <Field label="Kind">
           <select value={kind} onChange={(e) => setKind(e.currentTarget.value as 'percentage' | 'flat')}>
@@ -152,7 +194,13 @@ function Rules(props: { settings: Settings; busy: boolean; onSave: (p: Patch) =>
           </select>
         </Field>
         <Field label={kind === 'flat' ? 'Amount' : 'Rate (%)'}>
-          <input type="text" inputMode="decimal" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          <input
+            type="text"
+            inputMode="decimal"
+            required
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+          />
         </Field>
         <button type="submit" disabled={props.busy}>
           Add rule

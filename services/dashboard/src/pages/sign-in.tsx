@@ -24,10 +24,24 @@ export function SignIn(props: { onSignedIn: (s: Session) => void }) {
       <h1>Sign in</h1>
       <form onSubmit={(e) => void submit(e)}>
         <Field label="E-mail">
-          <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </Field>
         <Field label="Password">
-          <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </Field>
         <ErrorText error={error} />
         <button type="submit" class="primary" disabled={busy}>

@@ -10,7 +10,15 @@ type Endpoint = Schemas['WebhookEndpoint'];
 
 /** One endpoint: its settings, its secret, a test event, and its delivery log with replay. */
 export function WebhookPage(props: { endpointId: string }) {
-  const endpoint = useLoad(async () => unwrap(await api.GET('/api/v1/webhook_endpoints/{endpoint_id}', { params: { path: { endpoint_id: props.endpointId } } })), [props.endpointId]);
+  const endpoint = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/webhook_endpoints/{endpoint_id}', {
+          params: { path: { endpoint_id: props.endpointId } },
+        }),
+      ),
+    [props.endpointId],
+  );
   const [round, setRound] = useState(0);
   return (
     <Page title="Webhook endpoint" actions={<Link to="/webhooks">All endpoints</Link>}>
@@ -53,7 +61,9 @@ function EditEndpoint(props: { endpoint: Endpoint; onSaved: () => void }) {
   const action = useAction();
   const path = { params: { path: { endpoint_id: e.id } } };
   const save = async (body: Schemas['UpdateWebhookEndpoint']) => {
-    const done = await action.run(async () => unwrap(await api.PATCH('/api/v1/webhook_endpoints/{endpoint_id}', { ...path, body })));
+    const done = await action.run(async () =>
+      unwrap(await api.PATCH('/api/v1/webhook_endpoints/{endpoint_id}', { ...path, body })),
+    );
     if (done) props.onSaved();
   };
   const remove = async () => {
@@ -66,16 +76,32 @@ function EditEndpoint(props: { endpoint: Endpoint; onSaved: () => void }) {
       <form
         onSubmit={(ev) => {
           ev.preventDefault();
-          void save({ event_types: types.length ? types : [...EVENT_TYPES], failure_threshold: Number(threshold), description });
+          void save({
+            event_types: types.length ? types : [...EVENT_TYPES],
+            failure_threshold: Number(threshold),
+            description,
+          });
         }}
       >
         <EventTypePicker legend="Events sent to this endpoint" value={types} onChange={setTypes} />
         <div class="inline-form">
           <Field label="Failure threshold" hint="consecutive failed attempts before it is disabled (1–100)">
-            <input type="number" min={1} max={100} required value={threshold} onInput={(ev) => setThreshold(ev.currentTarget.value)} />
+            <input
+              type="number"
+              min={1}
+              max={100}
+              required
+              value={threshold}
+              onInput={(ev) => setThreshold(ev.currentTarget.value)}
+            />
           </Field>
           <Field label="Description">
-            <input type="text" maxLength={500} value={description} onInput={(ev) => setDescription(ev.currentTarget.value)} />
+            <input
+              type="text"
+              maxLength={500}
+              value={description}
+              onInput={(ev) => setDescription(ev.currentTarget.value)}
+            />
           </Field>
           <button type="submit" class="primary" disabled={action.busy}>
             Save settings
@@ -113,13 +139,24 @@ function Secret(props: { endpointId: string }) {
   const reveal = async (e: Event) => {
     e.preventDefault();
     const res = await action.run(async () =>
-      unwrap(await dash.POST('/dashboard/api/webhook_endpoints/{endpoint_id}/reveal_secret', { params: { path: { endpoint_id: props.endpointId } }, body: { password } })),
+      unwrap(
+        await dash.POST('/dashboard/api/webhook_endpoints/{endpoint_id}/reveal_secret', {
+          params: { path: { endpoint_id: props.endpointId } },
+          body: { password },
+        }),
+      ),
     );
     setPassword('');
     if (res) setSecret(res.secret);
   };
   const rotate = async () => {
-    const res = await action.run(async () => unwrap(await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/rotate_secret', { params: { path: { endpoint_id: props.endpointId } } })));
+    const res = await action.run(async () =>
+      unwrap(
+        await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/rotate_secret', {
+          params: { path: { endpoint_id: props.endpointId } },
+        }),
+      ),
+    );
     if (res) {
       setSecret(res.secret);
       setRotated(true);
@@ -141,7 +178,13 @@ function Secret(props: { endpointId: string }) {
       ) : (
         <form class="inline-form" onSubmit={(e) => void reveal(e)}>
           <Field label="Your password">
-            <input type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
           </Field>
           <button type="submit" disabled={action.busy}>
             Reveal secret
@@ -163,7 +206,12 @@ function TestEvent(props: { endpointId: string; types: EventType[]; onSent: () =
   const send = async (e: Event) => {
     e.preventDefault();
     const res = await action.run(async () =>
-      unwrap(await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/test', { params: { path: { endpoint_id: props.endpointId } }, body: { event_type: type } })),
+      unwrap(
+        await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/test', {
+          params: { path: { endpoint_id: props.endpointId } },
+          body: { event_type: type },
+        }),
+      ),
     );
     if (res) {
       setSent(`A sample ${type} event is on its way (delivery ${res.id}).`);

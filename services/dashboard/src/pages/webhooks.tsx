@@ -12,7 +12,15 @@ export const EVENT_TYPES: readonly EventType[] = GENERATED_EVENT_TYPES;
 /** Webhooks: the merchant's endpoints and a form to register one. */
 export function WebhooksPage() {
   const pager = usePager();
-  const endpoints = useLoad(async () => unwrap(await api.GET('/api/v1/webhook_endpoints', { params: { query: { limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) } } })), [pager.cursor]);
+  const endpoints = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/webhook_endpoints', {
+          params: { query: { limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+        }),
+      ),
+    [pager.cursor],
+  );
   return (
     <Page title="Webhooks">
       <CreateEndpoint />
@@ -41,7 +49,9 @@ export function WebhooksPage() {
                             <Link to={`/webhooks/${e.id}`}>{e.url}</Link>
                             {e.description ? <div class="muted">{e.description}</div> : null}
                           </td>
-                          <td>{e.event_types.length === EVENT_TYPES.length ? 'All events' : e.event_types.join(', ')}</td>
+                          <td>
+                            {e.event_types.length === EVENT_TYPES.length ? 'All events' : e.event_types.join(', ')}
+                          </td>
                           <td>
                             <Status value={e.enabled ? 'enabled' : 'disabled'} />
                           </td>
@@ -51,7 +61,13 @@ export function WebhooksPage() {
                     </tbody>
                   </table>
                 </div>
-                <Pager label="Endpoints" page={pager.page} next={page.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+                <Pager
+                  label="Endpoints"
+                  page={pager.page}
+                  next={page.next_cursor}
+                  onNext={pager.next}
+                  onPrevious={pager.previous}
+                />
               </>
             )
           }
@@ -79,10 +95,22 @@ function CreateEndpoint() {
       <form onSubmit={(e) => void submit(e)}>
         <div class="inline-form">
           <Field label="Endpoint URL">
-            <input type="url" required size={40} value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://hooks.example.com/affiliates" />
+            <input
+              type="url"
+              required
+              size={40}
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+              placeholder="https://hooks.example.com/affiliates"
+            />
           </Field>
           <Field label="Description (optional)">
-            <input type="text" maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+            <input
+              type="text"
+              maxLength={500}
+              value={description}
+              onInput={(e) => setDescription(e.currentTarget.value)}
+            />
           </Field>
         </div>
         <EventTypePicker legend="Events to send (none ticked: all twelve)" value={types} onChange={setTypes} />
@@ -96,13 +124,18 @@ function CreateEndpoint() {
 }
 
 export function EventTypePicker(props: { legend: string; value: EventType[]; onChange: (v: EventType[]) => void }) {
-  const toggle = (t: EventType, on: boolean) => props.onChange(on ? [...props.value, t] : props.value.filter((v) => v !== t));
+  const toggle = (t: EventType, on: boolean) =>
+    props.onChange(on ? [...props.value, t] : props.value.filter((v) => v !== t));
   return (
     <fieldset class="event-types">
       <legend>{props.legend}</legend>
       {EVENT_TYPES.map((t) => (
         <label key={t} class="choice">
-          <input type="checkbox" checked={props.value.includes(t)} onChange={(e) => toggle(t, e.currentTarget.checked)} />
+          <input
+            type="checkbox"
+            checked={props.value.includes(t)}
+            onChange={(e) => toggle(t, e.currentTarget.checked)}
+          />
           {t}
         </label>
       ))}

@@ -6,7 +6,8 @@ import { deleteEndpoint } from '../queries/endpoints.ts';
 
 export const deleteEndpointOperation = () =>
   defineOperation(api.deleteWebhookEndpoint, async (ctx, { params }) => {
-    const deleted = isId('we', params.endpoint_id) && (await deleteEndpoint(ctx.sql, ctx.merchantId, params.endpoint_id));
+    const deleted =
+      isId('we', params.endpoint_id) && (await deleteEndpoint(ctx.sql, ctx.merchantId, params.endpoint_id));
     if (!deleted) throw notFound('webhook endpoint');
     ctx.log.info('webhook endpoint deleted', { endpoint_id: params.endpoint_id });
     return { outcome: 'no_content' };

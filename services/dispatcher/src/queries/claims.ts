@@ -61,7 +61,14 @@ export async function lockEndpointsOf(tx: Queryable, deliveryIds: string[]): Pro
  */
 export async function claimDue(
   tx: Queryable,
-  opts: { endpointIds?: string[]; deliveryIds?: string[]; limit: number; replicaId: string; leaseMs: number; endpointConcurrency: number },
+  opts: {
+    endpointIds?: string[];
+    deliveryIds?: string[];
+    limit: number;
+    replicaId: string;
+    leaseMs: number;
+    endpointConcurrency: number;
+  },
 ): Promise<ClaimedDelivery[]> {
   if ((opts.endpointIds ?? opts.deliveryIds ?? []).length === 0 || opts.limit <= 0) return [];
   const only = opts.deliveryIds ? tx`and d.id = any(${opts.deliveryIds}::text[])` : tx``;

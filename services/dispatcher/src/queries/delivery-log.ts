@@ -74,7 +74,9 @@ async function withAttempts(sql: Queryable, merchantId: string, deliveries: Deli
 export async function replayDeliveries(
   tx: Queryable,
   merchantId: string,
-  filter: { deliveryId: string; statuses: DeliveryStatus[] } | { endpointId: string; since: string; until: string; statuses: DeliveryStatus[] },
+  filter:
+    | { deliveryId: string; statuses: DeliveryStatus[] }
+    | { endpointId: string; since: string; until: string; statuses: DeliveryStatus[] },
 ): Promise<NewDelivery[]> {
   const where =
     'deliveryId' in filter

@@ -48,7 +48,12 @@ export async function insertEndpoint(
   return row!;
 }
 
-export async function findEndpoint(sql: Queryable, merchantId: string, id: string, forUpdate = false): Promise<EndpointRow | undefined> {
+export async function findEndpoint(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  forUpdate = false,
+): Promise<EndpointRow | undefined> {
   const [row] = await sql<EndpointRow[]>`
     select ${columns(sql)} from webhook_endpoints
     where merchant_id = ${merchantId} and id = ${id}

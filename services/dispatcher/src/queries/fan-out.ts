@@ -10,7 +10,13 @@ export interface NewDelivery {
 
 /** The envelope's exact bytes: fixed here, once, and sent unchanged by every attempt and replay. */
 export function serialiseEnvelope(event: DomainEvent): string {
-  return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, merchant_id: event.merchant_id, data: event.data });
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    created_at: event.created_at,
+    merchant_id: event.merchant_id,
+    data: event.data,
+  });
 }
 
 /** A delivery of a fanned-out message, with the endpoint it goes to and when it was hinted (null: not yet). */
@@ -33,7 +39,11 @@ interface MessageEndpoint {
  * nothing, so an endpoint registered later never receives an older event by accident. A merchant that does not
  * exist fails the whole statement (foreign key), and the caller falls back to one event at a time to find it.
  */
-export async function insertMessages(tx: Queryable, events: DomainEvent[], onlyEndpointId?: string): Promise<MessageEndpoint[]> {
+export async function insertMessages(
+  tx: Queryable,
+  events: DomainEvent[],
+  onlyEndpointId?: string,
+): Promise<MessageEndpoint[]> {
   return tx<MessageEndpoint[]>`
     with inserted as (
       insert into webhook_messages (id, merchant_id, type, body, created_at)
@@ -52,7 +62,11 @@ export async function insertMessages(tx: Queryable, events: DomainEvent[], onlyE
  * published (queued_at now); otherwise the replica claims what it has room for at once, and the sweeper hints the
  * rest as soon as their endpoint has room.
  */
-export async function insertDeliveries(tx: Queryable, rows: MessageEndpoint[], opts: { hinted: boolean }): Promise<FannedOut[]> {
+export async function insertDeliveries(
+  tx: Queryable,
+  rows: MessageEndpoint[],
+  opts: { hinted: boolean },
+): Promise<FannedOut[]> {
   if (rows.length === 0) return [];
   const created = await tx<{ id: string; endpoint_id: string; queued_at: Date | null }[]>`
     insert into webhook_deliveries (id, message_id, endpoint_id, merchant_id, status, next_attempt_at, queued_at)

@@ -22,7 +22,11 @@ interface OutboxRow {
  * statement per event: every event the stream did deliver passes through here too). The deliveries it creates are
  * due and unhinted: the sweeper hints them on its next pass.
  */
-export async function reconcileOutbox(sql: Sql, afterMs: number, batch = 500): Promise<{ checked: number; created: number }> {
+export async function reconcileOutbox(
+  sql: Sql,
+  afterMs: number,
+  batch = 500,
+): Promise<{ checked: number; created: number }> {
   return sql.begin(async (tx) => {
     const [mark] = await tx<{ seq: string }[]>`select seq from webhook_fanout_watermark for update skip locked`;
     if (!mark) return { checked: 0, created: 0 };
@@ -44,7 +48,8 @@ export async function reconcileOutbox(sql: Sql, afterMs: number, batch = 500): P
         merchant_id: row.merchant_id,
         data: row.data,
       }));
-    const created = events.length > 0 ? await insertDeliveries(tx, await insertMessages(tx, events), { hinted: false }) : [];
+    const created =
+      events.length > 0 ? await insertDeliveries(tx, await insertMessages(tx, events), { hinted: false }) : [];
     await tx`update webhook_fanout_watermark set seq = ${rows[checked - 1]!.seq}`;
     return { checked, created: created.length };
   });

@@ -33,7 +33,12 @@ const PLANNER_NORMAL = { enable_seqscan: 'on', plan_cache_mode: 'auto' } as cons
  * after, the three sent together, so the transaction's other statements are planned as everywhere else. The plan a
  * prepared statement caches keeps the setting it was made under.
  */
-export async function plannedWith<T>(tx: Queryable, setting: keyof typeof PLANNER_NORMAL, value: string, statement: PromiseLike<T>): Promise<T> {
+export async function plannedWith<T>(
+  tx: Queryable,
+  setting: keyof typeof PLANNER_NORMAL,
+  value: string,
+  statement: PromiseLike<T>,
+): Promise<T> {
   const [, result] = await Promise.all([
     tx`select set_config(${setting}, ${value}, true)`,
     statement,

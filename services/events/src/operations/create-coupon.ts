@@ -14,12 +14,19 @@ export const createCouponOperation = () =>
       throw invalidInput('affiliate_id', 'is not an affiliate of this merchant');
     }
     try {
-      const row = await insertCoupon(ctx.sql, { id: newId('cpn'), merchantId: ctx.merchantId, affiliateId: body.affiliate_id, code: body.code });
+      const row = await insertCoupon(ctx.sql, {
+        id: newId('cpn'),
+        merchantId: ctx.merchantId,
+        affiliateId: body.affiliate_id,
+        code: body.code,
+      });
       ctx.log.info('coupon created', { coupon_id: row.id, affiliate_id: row.affiliate_id });
       return { outcome: 'created', body: presentCoupon(row) };
     } catch (err) {
       if (isUniqueViolation(err, 'coupons_merchant_code')) {
-        throw new ApiError('CONFLICT', 'A coupon with this code already exists', [{ path: 'code', message: 'is already taken (codes are case-insensitive)' }]);
+        throw new ApiError('CONFLICT', 'A coupon with this code already exists', [
+          { path: 'code', message: 'is already taken (codes are case-insensitive)' },
+        ]);
       }
       throw err;
     }

@@ -8,7 +8,8 @@ import { deleteCoupon } from '../queries/coupons.ts';
 export const deleteCouponOperation = () =>
   defineOperation(api.deleteCoupon, async (ctx, { params }) => {
     // A malformed id names no row: 404, like another merchant's coupon.
-    if (!isId('cpn', params.coupon_id) || !(await deleteCoupon(ctx.sql, ctx.merchantId, params.coupon_id))) throw notFound('coupon');
+    if (!isId('cpn', params.coupon_id) || !(await deleteCoupon(ctx.sql, ctx.merchantId, params.coupon_id)))
+      throw notFound('coupon');
     ctx.log.info('coupon deleted', { coupon_id: params.coupon_id });
     return { outcome: 'no_content' };
   });

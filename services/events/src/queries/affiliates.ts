@@ -6,7 +6,11 @@ export async function affiliateExists(sql: Queryable, merchantId: string, id: st
 }
 
 /** Referral links and the tracking script record visits for approved affiliates only. */
-export async function findApprovedAffiliateIdBySlug(sql: Queryable, merchantId: string, slug: string): Promise<string | undefined> {
+export async function findApprovedAffiliateIdBySlug(
+  sql: Queryable,
+  merchantId: string,
+  slug: string,
+): Promise<string | undefined> {
   const [row] = await sql<{ id: string }[]>`
     select id from affiliates where merchant_id = ${merchantId} and slug = ${slug} and status = 'approved'`;
   return row?.id;

@@ -37,7 +37,10 @@ const lookupColumns = unnestColumns({
  * custom plan for the few events of most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
  * row, its visit, the coupon's owner). `test/perf/attribution-plans.test.ts` counts the plans.
  */
-export async function findAttributionContexts(sql: Queryable, lookups: AttributionLookup[]): Promise<(AttributionContext | undefined)[]> {
+export async function findAttributionContexts(
+  sql: Queryable,
+  lookups: AttributionLookup[],
+): Promise<(AttributionContext | undefined)[]> {
   const c = lookupColumns(lookups);
   const rows = await sql<
     {

@@ -76,7 +76,10 @@ const eventColumns = unnestColumns({
  * inserted row: the amount as stored and the creation time, in the ISO form Date.toISOString gives (created_at has
  * millisecond precision). The caller must call outboxCommitted after it returns.
  */
-export async function insertEventsWithOutbox(sql: Queryable, events: NewConversionEvent[]): Promise<ConversionEventRow[]> {
+export async function insertEventsWithOutbox(
+  sql: Queryable,
+  events: NewConversionEvent[],
+): Promise<ConversionEventRow[]> {
   if (events.length === 0) return [];
   const c = eventColumns(events);
   return sql<ConversionEventRow[]>`
@@ -112,10 +115,7 @@ export async function insertEventsWithOutbox(sql: Queryable, events: NewConversi
 }
 
 /** The stored events of the given keys (each with its merchant), those that exist, in no particular order. */
-export async function findEventsByKeys(
-  sql: Queryable,
-  keys: EventKey[],
-): Promise<ConversionEventRow[]> {
+export async function findEventsByKeys(sql: Queryable, keys: EventKey[]): Promise<ConversionEventRow[]> {
   if (keys.length === 0) return [];
   const c = keyColumns(keys);
   return sql<ConversionEventRow[]>`

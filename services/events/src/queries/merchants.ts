@@ -15,7 +15,10 @@ export async function findMerchant(sql: Queryable, id: string): Promise<Merchant
  * The merchant whose settings.tracking_host is `host` (case-insensitive). Two merchants claiming one host is a
  * misconfiguration: neither is answered, rather than crediting visits to the wrong one.
  */
-export async function findMerchantByTrackingHost(sql: Queryable, host: string): Promise<MerchantWithSettings | undefined> {
+export async function findMerchantByTrackingHost(
+  sql: Queryable,
+  host: string,
+): Promise<MerchantWithSettings | undefined> {
   const rows = await sql<{ id: string; settings: unknown }[]>`
     select id, settings from merchants where lower(settings ->> 'tracking_host') = lower(${host}) limit 2`;
   return rows.length === 1 ? { id: rows[0]!.id, settings: withDefaults(rows[0]!.settings) } : undefined;

@@ -32,7 +32,12 @@ export interface VisitRow {
   remaining_seconds: number;
 }
 
-export async function findVisit(sql: Queryable, merchantId: string, id: string, windowDays: number): Promise<VisitRow | undefined> {
+export async function findVisit(
+  sql: Queryable,
+  merchantId: string,
+  id: string,
+  windowDays: number,
+): Promise<VisitRow | undefined> {
   const [row] = await sql<VisitRow[]>`
     select v.id, v.affiliate_id, a.status as affiliate_status, v.ip_hash, v.fingerprint,
            v.created_at > now() - make_interval(days => ${windowDays}) as within_window,

@@ -57,7 +57,10 @@ export async function recordVisit(
  * An IPv4 address seen through an IPv6 socket (::ffff:1.2.3.4) hashes like the plain IPv4 one.
  */
 function hashIp(key: Buffer, ip: string): string {
-  const normalized = ip.trim().toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+  const normalized = ip
+    .trim()
+    .toLowerCase()
+    .replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
   return createHmac('sha256', key).update(normalized).digest('base64url');
 }
 

@@ -35,7 +35,14 @@ interface Answer {
  * tracking script's visits. Queue group "events", so each request is handled by one replica. The visitor's IP and
  * user agent arrive here but are never logged; only the IP's HMAC is stored.
  */
-export function serveTracking(opts: { nc: NatsConnection; sql: Sql; prefix: string; log: Logger; registry: Registry; ipHashKey: Buffer }): Worker {
+export function serveTracking(opts: {
+  nc: NatsConnection;
+  sql: Sql;
+  prefix: string;
+  log: Logger;
+  registry: Registry;
+  ipHashKey: Buffer;
+}): Worker {
   const { nc, sql, prefix, log, ipHashKey } = opts;
   const validateVisitBody = compileValidator<TrackVisitBody>(TrackVisitBody, 'body');
   const handled = new Counter({
@@ -46,7 +53,9 @@ export function serveTracking(opts: { nc: NatsConnection; sql: Sql; prefix: stri
   });
   const inFlight = new Set<Promise<void>>();
 
-  const resolveMerchant = async (merchant: TrackReferralRequest['merchant']): Promise<MerchantWithSettings | undefined> => {
+  const resolveMerchant = async (
+    merchant: TrackReferralRequest['merchant'],
+  ): Promise<MerchantWithSettings | undefined> => {
     if ('id' in merchant) return isId('mer', merchant.id) ? findMerchant(sql, merchant.id) : undefined;
     return HOST.test(merchant.host) ? findMerchantByTrackingHost(sql, merchant.host) : undefined;
   };
@@ -83,7 +92,10 @@ export function serveTracking(opts: { nc: NatsConnection; sql: Sql; prefix: stri
       fingerprint: body.fingerprint ?? null,
       landingUrl: body.landing_url ?? null,
     });
-    return { outcome: visit.reused ? 'ok' : 'created', body: { visit_id: visit.visit_id, max_age_seconds: visit.max_age_seconds } };
+    return {
+      outcome: visit.reused ? 'ok' : 'created',
+      body: { visit_id: visit.visit_id, max_age_seconds: visit.max_age_seconds },
+    };
   };
 
   const handle = async (kind: TrackingOperation, msg: Msg): Promise<void> => {
@@ -102,7 +114,10 @@ export function serveTracking(opts: { nc: NatsConnection; sql: Sql; prefix: stri
     let outcome: RpcOutcome;
     let body: unknown;
     try {
-      const answer = kind === 'referral' ? await referral(request as TrackReferralRequest) : await scriptVisit(request as TrackVisitRequest);
+      const answer =
+        kind === 'referral'
+          ? await referral(request as TrackReferralRequest)
+          : await scriptVisit(request as TrackVisitRequest);
       outcome = answer.outcome;
       body = answer.body;
       log.debug('referral visit', { request_id: request.request_id, kind, visit_id: answer.body.visit_id, outcome });

@@ -12,7 +12,10 @@ import { sendError } from '../http-errors.ts';
 export function findDashboardDir(configured?: string): string | null {
   const candidates = configured
     ? [configured]
-    : [fileURLToPath(new URL('../dashboard/', import.meta.url)), fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url))];
+    : [
+        fileURLToPath(new URL('../dashboard/', import.meta.url)),
+        fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url)),
+      ];
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? null;
 }
 
@@ -28,7 +31,10 @@ export function dashboardAssets(dir: string | null): express.Router {
     });
     return router;
   }
-  router.use('/dashboard/assets', express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }));
+  router.use(
+    '/dashboard/assets',
+    express.static(join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }),
+  );
   router.use('/dashboard/assets', (_req: Request, res: Response) => sendError(res, 'NOT_FOUND', 'No such file'));
   const index = join(dir, 'index.html');
   router.get(['/dashboard', '/dashboard/*path'], (req: Request, res: Response, next) => {

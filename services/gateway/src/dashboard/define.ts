@@ -25,7 +25,11 @@ export interface DashboardContext {
   setHeader: (name: string, value: string) => void;
 }
 
-export interface DashboardRoute<P extends TObject = TObject, Q extends TObject = TObject, B extends TSchema | null = TSchema | null> {
+export interface DashboardRoute<
+  P extends TObject = TObject,
+  Q extends TObject = TObject,
+  B extends TSchema | null = TSchema | null,
+> {
   operationId: string;
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI path template, under /dashboard/api. */
@@ -46,8 +50,17 @@ export interface DashboardRoute<P extends TObject = TObject, Q extends TObject =
   ) => Promise<unknown>;
 }
 
-export const route = <P extends TObject = typeof NoInput, Q extends TObject = typeof NoInput, B extends TSchema | null = null>(
-  r: Omit<DashboardRoute<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & { params?: P; query?: Q; body?: B; auth?: 'session' | 'optional' | 'none' },
+export const route = <
+  P extends TObject = typeof NoInput,
+  Q extends TObject = typeof NoInput,
+  B extends TSchema | null = null,
+>(
+  r: Omit<DashboardRoute<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & {
+    params?: P;
+    query?: Q;
+    body?: B;
+    auth?: 'session' | 'optional' | 'none';
+  },
 ): DashboardRoute =>
   ({
     ...r,

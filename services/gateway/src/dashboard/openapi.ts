@@ -24,16 +24,25 @@ export function buildDashboardOpenApi(routes: DashboardRoute[]): Json {
       summary: r.summary,
       security: r.auth === 'session' ? [{ session: [] }] : [],
       ...(parameters.length ? { parameters } : {}),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: toJson(r.body) } } } } : {}),
+      ...(r.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: toJson(r.body) } } } }
+        : {}),
       responses: {
-        [String(ok.status)]: { description: ok.description, ...(ok.status === 204 ? {} : { content: { 'application/json': { schema: toJson(ok.schema) } } }) },
+        [String(ok.status)]: {
+          description: ok.description,
+          ...(ok.status === 204 ? {} : { content: { 'application/json': { schema: toJson(ok.schema) } } }),
+        },
         default: { description: 'the error envelope', ...error },
       },
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Affiliate dashboard API', version: '1.0.0', description: 'The merchant dashboard’s own routes; signed in by session cookie, with X-CSRF-Token on changes.' },
+    info: {
+      title: 'Affiliate dashboard API',
+      version: '1.0.0',
+      description: 'The merchant dashboard’s own routes; signed in by session cookie, with X-CSRF-Token on changes.',
+    },
     paths,
     components: {
       securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'dash_session' } },

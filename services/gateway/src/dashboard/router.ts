@@ -12,7 +12,15 @@ import { overviewRoutes } from './routes-overview.ts';
 import { programmeRoutes } from './routes-programme.ts';
 import { sessionRoutes } from './routes-session.ts';
 import { webhookRoutes } from './routes-webhooks.ts';
-import { clearSessionCookie, createSessionStore, CSRF_HEADER, sessionToken, setSessionCookie, type Session, type SessionStore } from './sessions.ts';
+import {
+  clearSessionCookie,
+  createSessionStore,
+  CSRF_HEADER,
+  sessionToken,
+  setSessionCookie,
+  type Session,
+  type SessionStore,
+} from './sessions.ts';
 import { createSigninLimiter } from './signin-limit.ts';
 
 export interface DashboardApi {
@@ -29,7 +37,13 @@ export interface DashboardApi {
 /** Every route of the dashboard's own API, in the order the router tries them. */
 export function dashboardRoutes(sql: Sql, config: GatewayConfig | null): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
-  return [...sessionRoutes(limiter), ...overviewRoutes, ...keyRoutes, ...webhookRoutes(limiter, config), ...programmeRoutes];
+  return [
+    ...sessionRoutes(limiter),
+    ...overviewRoutes,
+    ...keyRoutes,
+    ...webhookRoutes(limiter, config),
+    ...programmeRoutes,
+  ];
 }
 
 export function createDashboardApi(deps: { sql: Sql; log: Logger; config: GatewayConfig }): DashboardApi {
@@ -46,7 +60,10 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
     const session = token ? await sessions.resolve(token) : null;
     if (!token || !session) return { refuse: 'UNAUTHORIZED', message: 'Sign in to the dashboard first' };
     if (!SAFE_METHODS.has(req.method) && !sessions.checkCsrf(token, req.get(CSRF_HEADER))) {
-      return { refuse: 'FORBIDDEN', message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session' };
+      return {
+        refuse: 'FORBIDDEN',
+        message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session',
+      };
     }
     return { session };
   };
@@ -87,15 +104,22 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
         if (r.success.status === 204) return void res.status(204).end();
         res.status(r.success.status).json(result);
       } catch (err) {
-        if (err instanceof ApiError) return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
-        log.error('dashboard route failed', { err: err as Error, route: r.operationId, request_id: res.locals['requestId'] });
+        if (err instanceof ApiError)
+          return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
+        log.error('dashboard route failed', {
+          err: err as Error,
+          route: r.operationId,
+          request_id: res.locals['requestId'],
+        });
         sendError(res, 'INTERNAL', 'Something went wrong on our side');
       }
     };
     const parse = (req: Request, res: Response, next: NextFunction) => {
       if (!r.body) return next();
       if (Number(req.headers['content-length'] ?? 0) > 0 && !req.is('application/json')) {
-        return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', { status: 415 });
+        return sendError(res, 'INVALID_INPUT', 'The body must be JSON (Content-Type: application/json)', {
+          status: 415,
+        });
       }
       jsonParser(req, res, next);
     };

@@ -1,4 +1,11 @@
-import { API_KEY_PLANS, createApiKey, CUSTOM_RATE_PLANS, revokeApiKey, updateApiKey, type Plan } from '@platform/shared/api-keys';
+import {
+  API_KEY_PLANS,
+  createApiKey,
+  CUSTOM_RATE_PLANS,
+  revokeApiKey,
+  updateApiKey,
+  type Plan,
+} from '@platform/shared/api-keys';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
@@ -49,7 +56,11 @@ export const keyRoutes = [
         select id, prefix, scopes, rate_limit_per_min, created_at, revoked_at, last_used_at
         from api_keys where merchant_id = ${ctx.session.merchantId} order by created_at desc, id desc limit 500`;
       const plan = ctx.session.plan as Plan;
-      return { data: rows.map(presentKey), can_create: API_KEY_PLANS.includes(plan), can_set_rate_limit: CUSTOM_RATE_PLANS.includes(plan) };
+      return {
+        data: rows.map(presentKey),
+        can_create: API_KEY_PLANS.includes(plan),
+        can_set_rate_limit: CUSTOM_RATE_PLANS.includes(plan),
+      };
     },
   }),
   route({
@@ -60,9 +71,21 @@ export const keyRoutes = [
     body: CreateKeyBody,
     success: { status: 201, schema: CreatedKey, description: 'the key with its value' },
     async handler(ctx: DashboardContext, { body }) {
-      const key = await createApiKey(ctx.sql, ctx.session.merchantId, body.scopes, body.rate_limit_per_min, ctx.session.email);
+      const key = await createApiKey(
+        ctx.sql,
+        ctx.session.merchantId,
+        body.scopes,
+        body.rate_limit_per_min,
+        ctx.session.email,
+      );
       ctx.log.info('api key created from the dashboard', { key_id: key.id, user_id: ctx.session.userId });
-      return { id: key.id, key: key.key, prefix: key.prefix, scopes: key.scopes, rate_limit_per_min: key.rate_limit_per_min };
+      return {
+        id: key.id,
+        key: key.key,
+        prefix: key.prefix,
+        scopes: key.scopes,
+        rate_limit_per_min: key.rate_limit_per_min,
+      };
     },
   }),
   route({
@@ -75,7 +98,13 @@ export const keyRoutes = [
     success: { status: 200, schema: ApiKeyView, description: 'the key' },
     async handler(ctx: DashboardContext, { params, body }) {
       await findKey(ctx.sql, ctx.session.merchantId, params.key_id);
-      await updateApiKey(ctx.sql, params.key_id, ctx.session.merchantId, { rateLimit: body.rate_limit_per_min }, ctx.session.email);
+      await updateApiKey(
+        ctx.sql,
+        params.key_id,
+        ctx.session.merchantId,
+        { rateLimit: body.rate_limit_per_min },
+        ctx.session.email,
+      );
       return presentKey(await findKey(ctx.sql, ctx.session.merchantId, params.key_id));
     },
   }),
@@ -102,7 +131,9 @@ export const keyRoutes = [
     success: { status: 200, schema: KeyAudit, description: 'the audit log and daily requests' },
     async handler(ctx: DashboardContext, { params }) {
       const key = await findKey(ctx.sql, ctx.session.merchantId, params.key_id);
-      const events = await ctx.sql<{ action: string; actor: string | null; detail: Record<string, unknown>; at: Date }[]>`
+      const events = await ctx.sql<
+        { action: string; actor: string | null; detail: Record<string, unknown>; at: Date }[]
+      >`
         select action, actor, detail, at from api_key_audit
         where key_id = ${key.id} and merchant_id = ${ctx.session.merchantId} order by at desc, id desc limit 200`;
       const usage = await ctx.sql<{ day: string; requests: string }[]>`
@@ -118,4 +149,3 @@ export const keyRoutes = [
     },
   }),
 ];
-

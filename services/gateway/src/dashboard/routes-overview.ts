@@ -28,7 +28,13 @@ const CLOSED_DAYS_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 2_000;
 const closedDays = new Map<string, { key: string; expires: number; days: Map<string, DayTotals> }>();
 
-async function dailyTotals(sql: Sql, merchantId: string, currency: string, from: number, to: number | null): Promise<Map<string, DayTotals>> {
+async function dailyTotals(
+  sql: Sql,
+  merchantId: string,
+  currency: string,
+  from: number,
+  to: number | null,
+): Promise<Map<string, DayTotals>> {
   const until = to === null ? null : new Date(to);
   const [conversions, commissions] = await Promise.all([
     sql<{ day: string; conversions: number; revenue: string | null }[]>`
@@ -48,7 +54,8 @@ async function dailyTotals(sql: Sql, merchantId: string, currency: string, from:
   ]);
   const days = new Map<string, DayTotals>();
   const day = (d: string) => days.get(d) ?? days.set(d, { conversions: 0, revenue: 0, commissions: 0 }).get(d)!;
-  for (const r of conversions) Object.assign(day(r.day), { conversions: r.conversions, revenue: Number(r.revenue ?? 0) });
+  for (const r of conversions)
+    Object.assign(day(r.day), { conversions: r.conversions, revenue: Number(r.revenue ?? 0) });
   for (const r of commissions) day(r.day).commissions = Number(r.amount ?? 0);
   return days;
 }
@@ -67,7 +74,9 @@ export const overviewRoutes = [
     success: { status: 200, schema: Overview, description: 'the figures' },
     async handler(ctx: DashboardContext) {
       const merchantId = ctx.session.merchantId;
-      const [merchant] = await ctx.sql<{ settings: unknown }[]>`select settings from merchants where id = ${merchantId}`;
+      const [merchant] = await ctx.sql<
+        { settings: unknown }[]
+      >`select settings from merchants where id = ${merchantId}`;
       const currency = withDefaults(merchant?.settings).currency;
       const today = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z').getTime();
       const start = today - (DAYS - 1) * 86_400_000;
@@ -101,7 +110,13 @@ export const overviewRoutes = [
         conversions: days.map((d) => totals(d)?.conversions ?? 0),
         revenue: days.map((d) => totals(d)?.revenue ?? 0),
         commissions: days.map((d) => totals(d)?.commissions ?? 0),
-        top_affiliates: top.map((a) => ({ id: a.id, display_name: a.display_name, email: a.email, attributed_revenue: Number(a.attributed_revenue), conversions: a.conversions })),
+        top_affiliates: top.map((a) => ({
+          id: a.id,
+          display_name: a.display_name,
+          email: a.email,
+          attributed_revenue: Number(a.attributed_revenue),
+          conversions: a.conversions,
+        })),
       };
     },
   }),

@@ -14,7 +14,11 @@ const withoutDefault = <T extends object>(schema: T): T => {
   return rest as T;
 };
 const SettingsPatch = Type.Partial(
-  Type.Object(Object.fromEntries(Object.entries(MerchantSettings.properties).map(([k, v]) => [k, withoutDefault(v)])) as typeof MerchantSettings.properties),
+  Type.Object(
+    Object.fromEntries(
+      Object.entries(MerchantSettings.properties).map(([k, v]) => [k, withoutDefault(v)]),
+    ) as typeof MerchantSettings.properties,
+  ),
   { additionalProperties: false, minProperties: 1, $id: 'DashboardSettingsPatch' },
 );
 
@@ -38,7 +42,9 @@ export const programmeRoutes = [
     summary: 'The programme settings in effect',
     success: { status: 200, schema: Settings, description: 'the settings' },
     async handler(ctx: DashboardContext) {
-      const [row] = await ctx.sql<{ settings: unknown }[]>`select settings from merchants where id = ${ctx.session.merchantId}`;
+      const [row] = await ctx.sql<
+        { settings: unknown }[]
+      >`select settings from merchants where id = ${ctx.session.merchantId}`;
       return withDefaults(row?.settings);
     },
   }),
@@ -51,11 +57,17 @@ export const programmeRoutes = [
     success: { status: 200, schema: Settings, description: 'the settings in effect afterwards' },
     async handler(ctx: DashboardContext, { body }) {
       return ctx.sql.begin(async (tx) => {
-        const [row] = await tx<{ settings: Record<string, unknown> }[]>`select settings from merchants where id = ${ctx.session.merchantId} for update`;
+        const [row] = await tx<
+          { settings: Record<string, unknown> }[]
+        >`select settings from merchants where id = ${ctx.session.merchantId} for update`;
         const stored: Record<string, unknown> = { ...row!.settings };
         for (const [key, value] of Object.entries(body)) stored[key] = value;
         await tx`update merchants set settings = ${tx.json(stored as never)}, updated_at = date_trunc('milliseconds', now()) where id = ${ctx.session.merchantId}`;
-        ctx.log.info('programme settings changed from the dashboard', { merchant_id: ctx.session.merchantId, user_id: ctx.session.userId, fields: Object.keys(body) });
+        ctx.log.info('programme settings changed from the dashboard', {
+          merchant_id: ctx.session.merchantId,
+          user_id: ctx.session.userId,
+          fields: Object.keys(body),
+        });
         return withDefaults(stored);
       });
     },
@@ -113,10 +125,15 @@ export const programmeRoutes = [
           insert into dashboard_users (id, merchant_id, email, password_hash)
           values (${newId('usr')}, ${ctx.session.merchantId}, ${body.email}, ${await hashPassword(body.password)})
           returning id, email, created_at`;
-        ctx.log.info('dashboard user added', { merchant_id: ctx.session.merchantId, by: ctx.session.userId, user_id: row!.id });
+        ctx.log.info('dashboard user added', {
+          merchant_id: ctx.session.merchantId,
+          by: ctx.session.userId,
+          user_id: row!.id,
+        });
         return { id: row!.id, email: row!.email, created_at: row!.created_at.toISOString() };
       } catch (err) {
-        if ((err as { code?: string }).code === '23505') throw new ApiError('CONFLICT', 'A dashboard user with this e-mail already exists');
+        if ((err as { code?: string }).code === '23505')
+          throw new ApiError('CONFLICT', 'A dashboard user with this e-mail already exists');
         throw err;
       }
     },

@@ -52,7 +52,8 @@ export function sessionRoutes(limiter: Limiter) {
       operationId: 'getSession',
       method: 'get',
       path: '/dashboard/api/session',
-      summary: 'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
+      summary:
+        'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
       auth: 'optional',
       success: { status: 200, schema: CurrentSession, description: 'the session, or null' },
       handler: async (ctx: DashboardContext) => ({ session: ctx.session ? presentSession(ctx.session) : null }),

@@ -14,7 +14,10 @@ type Limiter = ReturnType<typeof createSigninLimiter>;
  * (the API shows it on create and rotate only), and the count of a bulk replay before it is confirmed. The replay
  * itself goes through the API.
  */
-export function webhookRoutes(limiter: Limiter, config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'> | null) {
+export function webhookRoutes(
+  limiter: Limiter,
+  config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'> | null,
+) {
   return [
     route({
       operationId: 'revealWebhookSecret',
@@ -57,7 +60,9 @@ export function webhookRoutes(limiter: Limiter, config: Pick<CommonConfig, 'APP_
       success: { status: 200, schema: ReplayCount, description: 'the count' },
       async handler(ctx: DashboardContext, { params, query }) {
         if (Date.parse(query.since) >= Date.parse(query.until)) {
-          throw new ApiError('INVALID_INPUT', 'The request is invalid', [{ path: 'until', message: 'must be later than since' }]);
+          throw new ApiError('INVALID_INPUT', 'The request is invalid', [
+            { path: 'until', message: 'must be later than since' },
+          ]);
         }
         const merchantId = ctx.session.merchantId;
         const [endpoint] = isId('we', params.endpoint_id)

@@ -3,7 +3,12 @@ import { NullableTimestamp, Timestamp } from '@platform/shared/schemas/common';
 
 /** Payloads of the dashboard's own API (services/gateway/src/dashboard/routes-*.ts), one schema each. */
 
-const Email = Type.String({ minLength: 3, maxLength: 320, description: 'the dashboard user’s e-mail', examples: ['owner@example.com'] });
+const Email = Type.String({
+  minLength: 3,
+  maxLength: 320,
+  description: 'the dashboard user’s e-mail',
+  examples: ['owner@example.com'],
+});
 
 export const SignInBody = Type.Object(
   { email: Email, password: Type.String({ minLength: 1, maxLength: 1024, description: 'the user’s password' }) },
@@ -90,7 +95,9 @@ export const KeyAudit = Type.Object(
     events: Type.Array(
       Type.Object(
         {
-          action: Type.Union(['created', 'revoked', 'scopes_changed', 'rate_limit_changed'].map((a) => Type.Literal(a))),
+          action: Type.Union(
+            ['created', 'revoked', 'scopes_changed', 'rate_limit_changed'].map((a) => Type.Literal(a)),
+          ),
           actor: Type.Union([Type.String(), Type.Null()], { description: 'the dashboard user’s e-mail, or operator' }),
           detail: Type.Record(Type.String(), Type.Unknown()),
           at: Timestamp('when it happened'),
@@ -107,11 +114,20 @@ export const KeyAudit = Type.Object(
 );
 
 export const PasswordBody = Type.Object(
-  { password: Type.String({ minLength: 1, maxLength: 1024, description: 'the signed-in user’s password, entered again' }) },
+  {
+    password: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'the signed-in user’s password, entered again',
+    }),
+  },
   { additionalProperties: false, $id: 'DashboardPasswordCheck' },
 );
 
-export const EndpointIdParams = Type.Object({ endpoint_id: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
+export const EndpointIdParams = Type.Object(
+  { endpoint_id: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
 
 export const RevealedSecret = Type.Object(
   { secret: Type.String({ description: 'the endpoint’s current signing secret' }) },
@@ -139,7 +155,13 @@ export const Overview = Type.Object(
     commissions: Type.Array(Money, { description: 'commissions created per day, voided ones left out' }),
     top_affiliates: Type.Array(
       Type.Object(
-        { id: Type.String(), display_name: Type.String(), email: Type.String(), attributed_revenue: Money, conversions: Type.Integer() },
+        {
+          id: Type.String(),
+          display_name: Type.String(),
+          email: Type.String(),
+          attributed_revenue: Money,
+          conversions: Type.Integer(),
+        },
         { additionalProperties: false },
       ),
       { description: 'the five affiliates with the most attributed revenue' },
@@ -149,15 +171,28 @@ export const Overview = Type.Object(
 );
 
 export const Tier = Type.Object(
-  { id: Type.String(), name: Type.String(), rate: Type.Number(), threshold: Type.Number(), created_at: Timestamp('creation time') },
+  {
+    id: Type.String(),
+    name: Type.String(),
+    rate: Type.Number(),
+    threshold: Type.Number(),
+    created_at: Timestamp('creation time'),
+  },
   { additionalProperties: false, $id: 'DashboardTier' },
 );
-export const TierList = Type.Object({ data: Type.Array(Tier) }, { additionalProperties: false, $id: 'DashboardTierList' });
+export const TierList = Type.Object(
+  { data: Type.Array(Tier) },
+  { additionalProperties: false, $id: 'DashboardTierList' },
+);
 export const CreateTierBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     rate: Type.Number({ minimum: 0, maximum: 1, description: 'commission rate, 0 to 1 (stored to 6 decimals)' }),
-    threshold: Type.Number({ minimum: 0, maximum: 1e12, description: 'attributed revenue that promotes into the tier' }),
+    threshold: Type.Number({
+      minimum: 0,
+      maximum: 1e12,
+      description: 'attributed revenue that promotes into the tier',
+    }),
   },
   { additionalProperties: false, $id: 'DashboardCreateTier' },
 );
@@ -166,7 +201,10 @@ export const DashboardUser = Type.Object(
   { id: Type.String(), email: Type.String(), created_at: Timestamp('creation time') },
   { additionalProperties: false, $id: 'DashboardUser' },
 );
-export const UserList = Type.Object({ data: Type.Array(DashboardUser) }, { additionalProperties: false, $id: 'DashboardUserList' });
+export const UserList = Type.Object(
+  { data: Type.Array(DashboardUser) },
+  { additionalProperties: false, $id: 'DashboardUserList' },
+);
 export const CreateUserBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 320 }),

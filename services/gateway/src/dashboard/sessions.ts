@@ -48,7 +48,9 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
     },
     async resolve(token) {
       if (!TOKEN_SHAPE.test(token)) return null;
-      const [row] = await sql<{ user_id: string; email: string; merchant_id: string; name: string; plan: string; expires_at: Date }[]>`
+      const [row] = await sql<
+        { user_id: string; email: string; merchant_id: string; name: string; plan: string; expires_at: Date }[]
+      >`
         select s.user_id, u.email, s.merchant_id, m.name, m.plan, s.expires_at
         from dashboard_sessions s
         join dashboard_users u on u.id = s.user_id and u.merchant_id = s.merchant_id
