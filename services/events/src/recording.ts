@@ -7,7 +7,7 @@ import { outboxCommitted } from '@platform/shared/outbox';
 import { createPacer } from '@platform/shared/pacer';
 import type { RecordEventBody } from '@platform/shared/schemas/events-api';
 import { settingsAndAttribution, visitIdOf } from './attribution.ts';
-import { hashBody } from './body-hash.ts';
+import { hashBody } from '@platform/shared/body-hash';
 import { checkEvent } from './check-event.ts';
 import { conversionVisit, presentEvent } from './present.ts';
 import { findAttributionContexts, type AttributionLookup } from './queries/attribution-context.ts';
