@@ -34,17 +34,16 @@ export function rpcSubject(prefix: string, service: ServiceName, operation: stri
 }
 
 /** What the gateway sends. The merchant comes from the authenticated key, never from the caller's input. */
-const RpcRequestSchema = Type.Object({
-  request_id: Type.String(),
-  merchant_id: Type.String(),
-  key_id: Type.String(),
+export interface RpcRequest {
+  request_id: string;
+  merchant_id: string;
+  key_id: string;
   /** Epoch milliseconds after which the gateway has given up; a service drops work that arrives later. */
-  deadline: Type.Number(),
-  params: Type.Record(Type.String(), Type.String()),
-  query: Type.Record(Type.String(), Type.Unknown()),
-  body: Type.Unknown(),
-});
-export type RpcRequest = Static<typeof RpcRequestSchema>;
+  deadline: number;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
 
 /**
  * What a service answers: the header `Outcome` is `ok`, `created`, `no_content` or `error`, and the data is the JSON
@@ -92,8 +91,7 @@ export function domainEventSubject(prefix: string, type: DomainEventType): strin
 
 // ---- conversion events (internal: events service → commissions service) ----------------------------------------
 
-const CONVERSION_EVENT_TYPES = ['conversion.recorded'] as const;
-export type ConversionEventType = (typeof CONVERSION_EVENT_TYPES)[number];
+export type ConversionEventType = 'conversion.recorded';
 
 /** Everything the outbox carries: the twelve domain events (webhooks) and the internal conversion events. */
 export type OutboxEventType = DomainEventType | ConversionEventType;

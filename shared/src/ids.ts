@@ -15,6 +15,8 @@ const ID_PREFIXES = [
   'po',
   'req',
   'usr',
+  'vlt',
+  'txf',
 ] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

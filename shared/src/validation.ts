@@ -9,7 +9,11 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 ) => Ajv2020;
 
 // Bodies are JSON: types must already be right. Query strings arrive as text: "25" may become 25.
-const bodyAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, useDefaults: false }));
+// `discriminator`: a union tagged by one field (the tax forms) is checked against the branch the field names only;
+// `verbose` gives its error the schema, which lists the accepted tags.
+const bodyAjv = addFormats(
+  new Ajv2020({ allErrors: true, strict: false, useDefaults: false, discriminator: true, verbose: true }),
+);
 const queryAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
 
 export type Location = 'body' | 'query' | 'params';
@@ -50,6 +54,9 @@ function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
       message = 'is required';
     } else if (e.keyword === 'const' || (e.keyword === 'anyOf' && allowed.has(e.instancePath))) {
       message = `must be one of: ${(allowed.get(e.instancePath) ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'discriminator') {
+      path = join(path, String(e.params['tag']));
+      message = `must be one of: ${taggedValues(e).join(', ')}`;
     } else if (e.keyword === 'minProperties') {
       message = 'must name at least one field';
     }
@@ -59,6 +66,13 @@ function toDetails(errors: ErrorObject[], location: Location): ErrorDetail[] {
     details.push({ path: shown, message });
   }
   return details;
+}
+
+/** The tag values a discriminated union accepts, read from its branches. */
+function taggedValues(e: ErrorObject): string[] {
+  const tag = String(e.params['tag']);
+  const branches = (e.parentSchema?.['oneOf'] ?? []) as { properties?: Record<string, { const?: unknown }> }[];
+  return branches.map((b) => JSON.stringify(b.properties?.[tag]?.const));
 }
 
 function pointerToPath(pointer: string): string {

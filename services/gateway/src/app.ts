@@ -231,7 +231,7 @@ export function createApp(deps: GatewayDeps): express.Express {
           key_id: key.keyId,
           deadline,
           params: req.params as Record<string, string>,
-          query: req.query as Record<string, unknown>,
+          query: req.query,
           body: op.body ? (req.body ?? {}) : undefined,
         },
         Math.max(1, deadline - Date.now()),

@@ -79,10 +79,10 @@ export type MerchantSettings = Static<typeof MerchantSettings>;
 
 /** Fills defaults; a stored value that no longer fits the schema falls back to the default for that field. */
 export function withDefaults(stored: unknown): MerchantSettings {
-  const merged = Value.Default(MerchantSettings, structuredClone((stored ?? {}) as object)) as Record<string, unknown>;
+  const merged = Value.Default(MerchantSettings, structuredClone(stored ?? {})) as Record<string, unknown>;
   const defaults = Value.Default(MerchantSettings, {}) as Record<string, unknown>;
   for (const key of Object.keys(MerchantSettings.properties)) {
-    if (!Value.Check(MerchantSettings.properties[key as keyof MerchantSettings]!, merged[key]))
+    if (!Value.Check(MerchantSettings.properties[key as keyof MerchantSettings], merged[key]))
       merged[key] = defaults[key];
   }
   for (const key of Object.keys(merged)) if (!(key in MerchantSettings.properties)) delete merged[key];
