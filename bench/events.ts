@@ -86,7 +86,7 @@ export async function runEvents(ctx: BenchContext): Promise<PartResult> {
   // Enough for the priming, a closed loop of up to 6,000 events/s over warm-up and duration, the open loop and the sample.
   const capacity =
     PRIMING_EVENTS + (settings.warmup + settings.duration) * 6000 + s.rate * settings.duration + s.sample;
-  let t0 = performance.now();
+  const t0 = performance.now();
   const visits = await seedVisits(ctx.sql, ctx.merchantId, Math.ceil(capacity / VISIT_USES));
   log(`inserted ${visits.length} visits of approved affiliates in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 

@@ -70,5 +70,5 @@ if (role === 'front') {
     });
     void nc.flush().then(() => process.send!({ ready: true }));
   });
-  process.send!({ started: true });
+  process.send({ started: true });
 }

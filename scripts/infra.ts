@@ -198,7 +198,7 @@ async function startEmbeddedPostgres(dir: string, log: (line: string) => void) {
 async function startNatsServer(
   storeDir: string,
   log: (line: string) => void,
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' });
   const binary = which.stdout.trim();
   if (!binary) {

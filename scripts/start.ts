@@ -90,8 +90,8 @@ for (const service of SERVICES) {
       for (const line of lines) out.write(prefix + line + '\n');
     });
   };
-  pipeLines(child.stdout!, process.stdout);
-  pipeLines(child.stderr!, process.stderr);
+  pipeLines(child.stdout, process.stdout);
+  pipeLines(child.stderr, process.stderr);
   child.once('exit', (code, signal) => {
     children.delete(service.name);
     if (!stopping) {

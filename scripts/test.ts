@@ -3,7 +3,7 @@ import { ensureDashboardBuilt } from '../services/dashboard/build.ts';
 import { ensureInfra } from './infra.ts';
 
 /**
- * `npm test`: type-check, then the tap suite against real Postgres and NATS (found or started, see infra.ts).
+ * `npm test`: type-check, the lint gate (a full run only), then the tap suite against real Postgres and NATS (found or started, see infra.ts).
  * Each test file creates its own database and NATS prefix from TEST_DATABASE_URL and NATS_URL.
  * Extra arguments go to tap (`npm test -- test/gateway/auth.test.ts`).
  */
@@ -18,6 +18,15 @@ for (const project of ['tsconfig.json', 'services/dashboard/tsconfig.json']) {
   if (typecheck.status !== 0) {
     log(`type check failed (${project})`);
     process.exit(typecheck.status ?? 1);
+  }
+}
+
+// The lint gate checks the whole tree, so a run of chosen files (`npm test -- <files>`) leaves it to `npm run lint`.
+if (process.argv.length <= 2) {
+  const lint = spawnSync('npx', ['tsx', 'scripts/lint.ts'], { stdio: 'inherit' });
+  if (lint.status !== 0) {
+    log('lint failed (`npm run lint` shows it again; `npm run lint -- --fix` fixes what it can)');
+    process.exit(lint.status ?? 1);
   }
 }
 
@@ -57,7 +66,7 @@ const readLine = (line: string) => {
   }
   if (/^# \{ total: \d+/.test(line)) summary = line;
 };
-tap.stdout!.on('data', (chunk: Buffer) => {
+tap.stdout.on('data', (chunk: Buffer) => {
   process.stdout.write(chunk);
   const lines = (pending + chunk.toString()).split('\n');
   pending = lines.pop() ?? '';

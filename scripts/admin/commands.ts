@@ -88,7 +88,7 @@ async function describeKey(sql: Sql, keyId: string) {
 export async function createUser(sql: Sql, merchantId: string, email: string, password: string) {
   if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new UsageError('--email must be an e-mail address');
   if (password.length < 10) throw new UsageError('--password must have at least 10 characters');
-  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
   const passwordHash = await hashPassword(password);

@@ -22,7 +22,7 @@ export async function setMerchantSettings(sql: Sql, merchantId: string, assignme
   if (assignments.length === 0)
     throw new UsageError(`give at least one --set key=value (keys: ${SETTING_KEYS.join(', ')})`);
   const changes = assignments.map(parseAssignment);
-  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
   return sql.begin(async (tx) => {
     const [row] = await tx<
       { settings: Record<string, unknown> }[]
@@ -76,7 +76,7 @@ function parseAssignment(text: string): Assignment {
         `commission_rules.${eventType}: must be {"kind":"percentage","rate":0..1} or {"kind":"flat","amount":"12.50"} or null`,
       );
     }
-    return { kind: 'rule', eventType, rule: value as CommissionRule | null };
+    return { kind: 'rule', eventType, rule: value };
   }
   if (!(SETTING_KEYS as string[]).includes(key))
     throw new UsageError(`unknown setting ${key} (keys: ${SETTING_KEYS.join(', ')})`);
@@ -96,7 +96,7 @@ export async function createTier(sql: Sql, merchantId: string, t: { name: string
     throw new UsageError(
       "--threshold must be a non-negative decimal with at most 4 decimals, in the merchant's currency",
     );
-  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
   const [row] = await sql`
@@ -108,7 +108,7 @@ export async function createTier(sql: Sql, merchantId: string, t: { name: string
 
 /** The merchant's tiers, lowest threshold first. */
 export async function listTiers(sql: Sql, merchantId: string) {
-  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${merchantId}`);
+  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
   return sql`

@@ -3,9 +3,10 @@ import { affiliatesApi } from './api/affiliates.ts';
 import { commissionsApi } from './api/commissions.ts';
 import { couponsApi } from './api/coupons.ts';
 import { eventsApi } from './api/events.ts';
+import { payoutsApi } from './api/payouts.ts';
 import { webhooksApi } from './api/webhooks.ts';
 
-export type { ApiOperation, OperationInput, Scope } from './api/define.ts';
+export type { ApiOperation, OperationInput } from './api/define.ts';
 
 /** Every REST operation of /api/v1, by domain; each domain's file holds its entries. */
 export const api = {
@@ -14,6 +15,7 @@ export const api = {
   ...eventsApi,
   ...couponsApi,
   ...webhooksApi,
+  ...payoutsApi,
 } as const;
 
-export const operations: ApiOperation[] = Object.values(api) as ApiOperation[];
+export const operations: ApiOperation[] = Object.values(api);

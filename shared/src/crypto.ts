@@ -6,7 +6,7 @@ const derived = new WeakMap<Buffer, Map<string, Buffer>>();
 /** Derives a purpose-specific key from the configured master key, so one secret serves several uses safely. */
 export function createHmacKey(master: Buffer, purpose: string): Buffer {
   let byPurpose = derived.get(master);
-  if (!byPurpose) derived.set(master, (byPurpose = new Map()));
+  if (!byPurpose) derived.set(master, (byPurpose = new Map<string, Buffer>()));
   let key = byPurpose.get(purpose);
   if (!key)
     byPurpose.set(

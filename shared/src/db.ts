@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 
-export type Sql = postgres.Sql<{}>;
-export type TransactionSql = postgres.TransactionSql<{}>;
+export type Sql = postgres.Sql;
+export type TransactionSql = postgres.TransactionSql;
 /** Either the pool or a transaction: query modules accept both so that callers choose the transaction. */
 export type Queryable = Sql | TransactionSql;
 

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 /** The closed set of error codes. HTTP statuses are assigned only at the gateway's edge. */
 export const ERROR_CODES = [
@@ -51,7 +51,6 @@ export const ErrorEnvelopeSchema = Type.Object(
   },
   { additionalProperties: false, $id: 'Error' },
 );
-export type ErrorEnvelope = Static<typeof ErrorEnvelopeSchema>;
 
 /** A failure the caller should see, as opposed to a bug (which becomes INTERNAL). */
 export class ApiError extends Error {

@@ -1,24 +1,26 @@
 import { randomFillSync } from 'node:crypto';
 
-const ID_PREFIXES = [
-  'mer',
-  'aff',
-  'com',
-  'evt',
-  'key',
-  'we',
-  'msg',
-  'dlv',
-  'tier',
-  'cpn',
-  'vis',
-  'po',
-  'req',
-  'usr',
-  'vlt',
-  'txf',
-] as const;
-export type IdPrefix = (typeof ID_PREFIXES)[number];
+export type IdPrefix =
+  | 'mer'
+  | 'aff'
+  | 'com'
+  | 'evt'
+  | 'key'
+  | 'we'
+  | 'msg'
+  | 'dlv'
+  | 'tier'
+  | 'cpn'
+  | 'vis'
+  | 'po'
+  | 'req'
+  | 'usr'
+  | 'vlt'
+  | 'txf'
+  | 'acct'
+  | 'pi'
+  | 'txn'
+  | 'pkey';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 

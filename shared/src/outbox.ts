@@ -244,7 +244,7 @@ function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error 
   if (data.length === 0) return new Error(`JetStream did not take the message (status ${statusCode ?? 'none'})`);
   let ack: { stream?: string; error?: { description?: string } };
   try {
-    ack = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+    ack = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as typeof ack;
   } catch {
     return new Error('JetStream answered with something that is not an acknowledgement');
   }

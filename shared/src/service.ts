@@ -49,7 +49,7 @@ export async function startService(opts: {
    * retention; false when it runs neither.
    */
   outboxRelay: OutboxConfig | false;
-  workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Promise<Worker[]>;
+  workers?: (runtime: Omit<ServiceRuntime, 'close'>) => Worker[] | Promise<Worker[]>;
   log?: Logger;
 }): Promise<ServiceRuntime> {
   const { name, config } = opts;

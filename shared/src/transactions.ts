@@ -74,7 +74,7 @@ export async function inOneTrip<T extends Record<string, unknown>>(
   const reserved = await sql.reserve();
   const tx = reserved as unknown as Queryable;
   let pending: Promise<unknown>[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     // Set before any query reaches the connection, so before the driver's own immediate that writes what is
     // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.

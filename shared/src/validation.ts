@@ -98,7 +98,7 @@ function findNul(value: unknown, path: string): string | null {
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return join(path, k.replace(/\u0000/g, '\\u0000'));
+      if (k.includes('\u0000')) return join(path, k.replaceAll('\u0000', '\\u0000'));
       const hit = findNul(v, join(path, k));
       if (hit !== null) return hit;
     }

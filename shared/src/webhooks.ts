@@ -24,9 +24,8 @@ export const WEBHOOK_RETRY_AFTER_CAP_MS = 24 * 3_600_000;
 export const WEBHOOK_DEFAULT_FAILURE_THRESHOLD = 15;
 /** After a rotation the previous secret signs too, for this long. */
 export const WEBHOOK_SECRET_ROTATION_GRACE_MS = 24 * 3_600_000;
-/** What the delivery log shows per endpoint, and how long records are kept for replay. */
+/** What the delivery log shows per endpoint (records are kept for replay for WEBHOOK_RETENTION_DAYS, a setting). */
 export const WEBHOOK_LOG_SIZE = 100;
-export const WEBHOOK_RETENTION_DAYS = 30;
 export const WEBHOOK_RESPONSE_BODY_BYTES = 1024;
 
 /**

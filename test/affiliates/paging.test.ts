@@ -125,7 +125,7 @@ t.test('every original appears exactly once while others are inserted between pa
     pages++;
   } while (cursor && pages < 20);
 
-  t.equal(last!.body.next_cursor, null, 'the last page has next_cursor null');
+  t.equal(last.body.next_cursor, null, 'the last page has next_cursor null');
   t.ok(pages >= 3, `${pages} pages`);
 
   const counts = new Map<string, number>();

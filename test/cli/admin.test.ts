@@ -187,7 +187,7 @@ t.test('--rate-limit: scale and up only, 60 to 60000', async (t) => {
     admin('key', 'create', growth, '--scopes', 'read', '--rate-limit', '120'),
     ...bad.map((v) => admin('key', 'create', scale, '--scopes', 'read', `--rate-limit=${v}`)),
   ]);
-  refused(t, onGrowth!, 'growth with --rate-limit', /scale plan or higher/);
+  refused(t, onGrowth, 'growth with --rate-limit', /scale plan or higher/);
   runs.forEach((run, i) =>
     refused(t, run, `--rate-limit ${JSON.stringify(bad[i])}`, /--rate-limit must be a whole number from 60 to 60000/),
   );
@@ -370,15 +370,15 @@ t.test('user create stores a scrypt hash, never the password', async (t) => {
     admin('user', 'create', 'mer_00000000000000000000000000', '--email', 'ghost@example.com', '--password', password),
   ]);
   // Two users with one password get different salts.
-  const second = succeeded(t, secondRun!, 'second user');
+  const second = succeeded(t, secondRun, 'second user');
   const [other] = await platform.sql<
     { password_hash: string }[]
   >`select password_hash from dashboard_users where id = ${second.id}`;
   t.not(other!.password_hash, row!.password_hash, 'salted');
-  refused(t, duplicate!, 'duplicate e-mail', /already exists/);
-  refused(t, badEmail!, 'bad e-mail', /--email/);
-  refused(t, short!, 'short password', /--password/);
-  refused(t, ghost!, 'unknown merchant', /no merchant/);
+  refused(t, duplicate, 'duplicate e-mail', /already exists/);
+  refused(t, badEmail, 'bad e-mail', /--email/);
+  refused(t, short, 'short password', /--password/);
+  refused(t, ghost, 'unknown merchant', /no merchant/);
   t.equal(
     (await platform.sql`select 1 from dashboard_users where merchant_id = ${merchantId}`).length,
     2,

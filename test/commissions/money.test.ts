@@ -5,7 +5,6 @@ import { formatAmount } from '@platform/commissions/engine/money';
 import { startPlatform } from '../helpers/platform.ts';
 import {
   awaitProcessed,
-  commissionsOfEvent,
   conversion,
   createAffiliate,
   recordConversions,

@@ -142,7 +142,7 @@ t.test('the reconciler stops at a conversion not settled yet, and takes it up on
   for (const conv of [a!, b!, c!]) {
     const [row] = await platform.sql<{ seq: string }[]>`
       insert into outbox (id, merchant_id, type, data, published_at)
-      values (${`msg_${conv.event_id.slice(4)}`}, ${m.id}, 'conversion.recorded', ${platform.sql.json(conv as never)},
+      values (${`msg_${conv.event_id.slice(4)}`}, ${m.id}, 'conversion.recorded', ${platform.sql.json(conv)},
               now() + ${publishedAt[conv.event_id]!}::interval)
       returning seq::text`;
     seqs.push(BigInt(row!.seq));

@@ -70,7 +70,7 @@ t.test('wrong passwords and unknown accounts get the same 401 and no cookie', as
     [m.email, 'wrong password'],
     ['nobody@example.com', 'whatever'],
   ]) {
-    const res = await signInHttp(base, email!, password!);
+    const res = await signInHttp(base, email!, password);
     t.equal(res.status, 401);
     t.same(res.body.error, {
       code: 'UNAUTHORIZED',

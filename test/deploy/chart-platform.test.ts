@@ -78,8 +78,8 @@ t.test('the rendered chart starts the real platform from the image layout', asyn
       ...asPodUser(object),
     });
     const output: string[] = [];
-    child.stdout!.on('data', (c: Buffer) => output.push(c.toString()));
-    child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
+    child.stdout.on('data', (c: Buffer) => output.push(c.toString()));
+    child.stderr.on('data', (c: Buffer) => output.push(c.toString()));
     return { child, output };
   };
 

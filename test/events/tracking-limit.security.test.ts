@@ -49,7 +49,7 @@ function assertLimited(t: Asserts, res: RawResponse) {
   const retryAfter = Number(res.headers['retry-after']);
   t.ok(
     Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
-    `Retry-After in whole seconds (${res.headers['retry-after']})`,
+    `Retry-After in whole seconds (${String(res.headers['retry-after'])})`,
   );
 }
 

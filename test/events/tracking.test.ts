@@ -164,7 +164,7 @@ async function runScript(
     window: {
       location: page,
       fetch: (url: string, init: RequestInit) => {
-        requests.push(`${init.method} ${url} ${String(init.body)}`);
+        requests.push(`${init.method} ${url} ${typeof init.body === 'string' ? init.body : ''}`);
         return fetch(url, init);
       },
     },

@@ -30,7 +30,7 @@ export function assertError(
   const error = body?.error ?? {};
   t.equal(error['code'], code, `error.code is ${code}`);
   t.ok(
-    typeof error['message'] === 'string' && (error['message'] as string).length > 0,
+    typeof error['message'] === 'string' && error['message'].length > 0,
     `${what}: error.message is a non-empty string`,
   );
   const requestId = res.headers.get('x-request-id');

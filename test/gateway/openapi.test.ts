@@ -35,7 +35,7 @@ const doc = JSON.parse(text) as Json;
 /** Follows a local "#/…" reference. */
 function deref(node: Json): Json {
   if (typeof node?.['$ref'] !== 'string') return node;
-  const parts = (node['$ref'] as string)
+  const parts = node['$ref']
     .replace(/^#\//, '')
     .split('/')
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));

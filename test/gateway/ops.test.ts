@@ -6,7 +6,7 @@ import { eventually, spawnService, startPlatform } from '../helpers/platform.ts'
 import { assertError } from './expect.ts';
 
 const platform = await startPlatform(t);
-const { client, key } = await platform.merchant();
+const { client } = await platform.merchant();
 const gatewayOps = `http://127.0.0.1:${platform.gateways[0]!.opsPort}`;
 const affiliatesOps = `http://127.0.0.1:${platform.affiliates.opsPort}`;
 const GENERATED_ID = /^req_[0-9a-hjkmnp-tv-z]{26}$/;

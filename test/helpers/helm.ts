@@ -91,7 +91,7 @@ export interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  spec?: any;
   data?: Record<string, string>;
 }
 

@@ -43,8 +43,8 @@ export async function startNatsServer(t: TestLike) {
           resolve();
         }
       };
-      c.stdout!.on('data', onData);
-      c.stderr!.on('data', onData);
+      c.stdout.on('data', onData);
+      c.stderr.on('data', onData);
       c.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`nats-server exited with ${code}:\n${output.slice(-20).join('')}`));

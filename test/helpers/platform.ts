@@ -213,8 +213,8 @@ export async function spawnService(
         if (/"msg":"(started|listening)"/.test(line)) resolve();
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (c: Buffer) => output.push(c.toString()));
     child.once('exit', (code) =>
       reject(new Error(`${service} exited with ${code} before starting:\n${output.join('\n')}`)),
     );

@@ -1,15 +1,21 @@
 import { COMMISSIONS_CONSUMER } from '@platform/shared/catalogue';
-import { encryptionKey } from '@platform/shared/config';
+import { decryptionKeys, encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { CommissionsConfig } from './config.ts';
 import type { Clock, CommissionsDeps } from './deps.ts';
 import { approveEndedHolds } from './engine/hold.ts';
+import { runPayoutSchedule } from './engine/payout-run.ts';
 import { processConversions } from './engine/process.ts';
 import { reconcileConversions } from './engine/reconcile.ts';
+import { createPayoutsOperation } from './operations/create-payouts.ts';
+import { exportPayoutsOperation } from './operations/export-payouts.ts';
+import { getPayoutOperation } from './operations/get-payout.ts';
 import { getCommissionOperation } from './operations/get.ts';
+import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
+import { updatePayoutOperation } from './operations/update-payout.ts';
 import { updateCommissionOperation } from './operations/update.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
 
@@ -22,6 +28,8 @@ const RESUME_MARGIN_MS = 15_000;
 export interface CommissionsService extends ServiceRuntime {
   /** Runs one hold-period pass now (waiting for one in progress); resolves with how many commissions it approved. */
   approveEndedHolds(): Promise<number>;
+  /** Runs one pass of the monthly payout schedule now; resolves with how many payouts it created. */
+  runPayoutSchedule(): Promise<number>;
 }
 
 /**
@@ -38,18 +46,29 @@ export async function startCommissionsService(
     publicBaseUrl: config.PUBLIC_BASE_URL,
     cursorKey: createHmacKey(encryptionKey(config), 'cursor'),
     now: opts.now ?? (() => new Date()),
+    vaultKeys: decryptionKeys(config),
   };
   let holdScheduler: ReturnType<typeof startIntervalWorker> | undefined;
+  let payoutScheduler: ReturnType<typeof startIntervalWorker> | undefined;
   const runtime = await startService({
     name: 'commissions',
     config,
     outboxRelay: config.OUTBOX_RELAY && config,
-    operations: [listCommissionsOperation(deps), getCommissionOperation(), updateCommissionOperation(deps)],
+    operations: [
+      listCommissionsOperation(deps),
+      getCommissionOperation(),
+      updateCommissionOperation(deps),
+      createPayoutsOperation(deps),
+      listPayoutsOperation(deps),
+      exportPayoutsOperation(deps),
+      getPayoutOperation(),
+      updatePayoutOperation(deps),
+    ],
     log,
     consumers: [
       { entry: COMMISSIONS_CONSUMER, resumeWindowMs: config.CONVERSION_RECONCILE_AFTER_MS + RESUME_MARGIN_MS },
     ],
-    workers: async ({ sql, nc, topology, log: workerLog }) => {
+    workers: ({ sql, nc, topology, log: workerLog }) => {
       const process = (envelopes: Parameters<typeof processConversions>[1]) =>
         processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
       const consumer = startConversionConsumer({
@@ -80,8 +99,17 @@ export async function startCommissionsService(
         log: workerLog,
         pass: () => approveEndedHolds(sql, deps.now),
       });
-      return [consumer, reconciler, holdScheduler];
+      payoutScheduler = startIntervalWorker({
+        name: 'payout schedule',
+        intervalMs: config.PAYOUT_SCHEDULER_INTERVAL_MS,
+        log: workerLog,
+        pass: () => runPayoutSchedule(sql, deps.now, workerLog),
+      });
+      return [consumer, reconciler, holdScheduler, payoutScheduler];
     },
   });
-  return Object.assign(runtime, { approveEndedHolds: () => holdScheduler!.runNow() });
+  return Object.assign(runtime, {
+    approveEndedHolds: () => holdScheduler!.runNow(),
+    runPayoutSchedule: () => payoutScheduler!.runNow(),
+  });
 }

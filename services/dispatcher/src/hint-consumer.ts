@@ -99,7 +99,8 @@ function workHints(
   const kick = () => {
     draining ??= drain().finally(() => {
       draining = null;
-      if (buffered.length > 0) kick();
+      // drain does not reject: claimBatch answers a failed claim by naking the hints.
+      if (buffered.length > 0) void kick();
     });
     return draining;
   };

@@ -110,7 +110,7 @@ export function postWebhook(opts: {
 
 /** Postgres text holds no NUL; a multi-byte character cut at the KiB boundary becomes U+FFFD. */
 function textOf(bytes: Buffer): string {
-  return bytes.toString('utf8').replace(/\u0000/g, '');
+  return bytes.toString('utf8').replaceAll('\u0000', '');
 }
 
 /** A short, stable description for the delivery log: no stack, nothing from the request. */
@@ -130,7 +130,7 @@ function describeError(err: unknown): string {
     ENETUNREACH: 'network unreachable',
     UND_ERR_SOCKET: 'connection closed',
   };
-  if (code && known[code]) return known[code]!;
+  if (code && known[code]) return known[code];
   if (code && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code)) return `TLS error: ${code}`;
   return `network error${code ? `: ${code}` : ''}`.slice(0, 200);
 }

@@ -81,7 +81,7 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
       { entry: DISPATCHER_FANOUT_CONSUMER, resumeWindowMs: config.WEBHOOK_RECONCILE_AFTER_MS + RESUME_MARGIN_MS },
       { entry: DISPATCHER_ATTEMPTS_CONSUMER, resumeWindowMs: null },
     ],
-    workers: async ({ sql, nc, topology, log: serviceLog, registry }) => {
+    workers: ({ sql, nc, topology, log: serviceLog, registry }) => {
       hints.attach(nc, serviceLog, { sql, topology });
       const settings = {
         replicaId,

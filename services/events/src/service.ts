@@ -38,7 +38,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
       listCouponsOperation(deps),
       deleteCouponOperation(),
     ],
-    workers: async ({ nc, sql, log: serviceLog, registry }) => [
+    workers: ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
       startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),
       { stop: () => attributionSql.end({ timeout: 5 }) },

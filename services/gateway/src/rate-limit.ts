@@ -80,14 +80,13 @@ export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
 
   return {
     /** Takes the next slot of the key's window. */
-    consume(keyId: string, limit: number): Promise<RateDecision> {
-      return new Promise<RateDecision>((resolve, reject) => {
+    consume: (keyId: string, limit: number): Promise<RateDecision> =>
+      new Promise<RateDecision>((resolve, reject) => {
         const waiters = queued.get(keyId);
         if (waiters) waiters.push({ limit, resolve, reject });
         else queued.set(keyId, [{ limit, resolve, reject }]);
         schedule();
-      });
-    },
+      }),
     /** The key's window as it stands, taking nothing: for answers that come before the rate check (402). */
     async peek(keyId: string, limit: number): Promise<RateDecision> {
       const [row] = await sql<{ count: number; reset_ms: number }[]>`

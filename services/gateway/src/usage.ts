@@ -17,11 +17,11 @@ export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
       await sql`
         insert into api_key_usage_daily (key_id, day, requests)
         select key_id, (now() at time zone 'utc')::date, requests
-        from jsonb_to_recordset(${sql.json(rows as never)}) as r(key_id text, requests bigint)
+        from jsonb_to_recordset(${sql.json(rows)}) as r(key_id text, requests bigint)
         on conflict (key_id, day) do update set requests = api_key_usage_daily.requests + excluded.requests`;
       await sql`
         update api_keys k set last_used_at = now()
-        from jsonb_to_recordset(${sql.json(rows as never)}) as r(key_id text, requests bigint)
+        from jsonb_to_recordset(${sql.json(rows)}) as r(key_id text, requests bigint)
         where k.id = r.key_id`;
     } catch (err) {
       // Put the counts back: they are added on the next flush.
@@ -33,7 +33,7 @@ export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
   const timer = setInterval(() => void flush(), intervalMs);
   timer.unref();
   return {
-    record(keyId: string) {
+    record: (keyId: string) => {
       counts.set(keyId, (counts.get(keyId) ?? 0) + 1);
     },
     flush,

@@ -320,7 +320,7 @@ export async function readConversionContexts(sql: Queryable, lookups: ContextLoo
            (select coalesce(json_agg(json_build_object('id', l.id, 'status', l.status, 'level', l.level) order by l.level), '[]')
             from lineage l where l.n = c.n and l.level > 0) as ancestors
     from input c`;
-  const contexts: ConversionContext[] = new Array(lookups.length);
+  const contexts = new Array<ConversionContext>(lookups.length);
   for (const row of rows) {
     contexts[row.n - 1] = {
       processedBefore: row.processed_before,

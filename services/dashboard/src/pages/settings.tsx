@@ -65,7 +65,7 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
       attribution_window_days: Number(form.attribution_window_days),
       landing_url: form.landing_url.trim() || null,
       tracking_host: form.tracking_host.trim() || null,
-      fraud_action: form.fraud_action as Settings['fraud_action'],
+      fraud_action: form.fraud_action,
     });
   };
   return (

@@ -15,13 +15,7 @@ export interface EndpointRow {
   updated_at: Date;
 }
 
-/** Secrets are selected only where a request is signed or a secret rotated, never by the listing queries. */
-export interface EndpointSecrets {
-  secret_encrypted: string;
-  previous_secret_encrypted: string | null;
-  previous_secret_expires_at: Date | null;
-}
-
+// Secrets are selected only where a request is signed or a secret rotated, never by the listing queries.
 const columns = (sql: Queryable) => sql`
   id, merchant_id, url, description, event_types, enabled, disabled_reason, failure_threshold,
   consecutive_failures, last_success_at, created_at, updated_at`;

@@ -73,7 +73,9 @@ export async function findAttributionContexts(
       from coupons c join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
       where c.merchant_id = r.merchant_id and lower(c.code) = lower(r.coupon)
     ) c on true`;
-  const found: (AttributionContext | undefined)[] = new Array(lookups.length).fill(undefined);
+  const found: (AttributionContext | undefined)[] = new Array<AttributionContext | undefined>(lookups.length).fill(
+    undefined,
+  );
   for (const row of rows) {
     if (row.settings === null) continue;
     found[row.n - 1] = {

@@ -47,7 +47,7 @@ export interface DashboardRoute<
   handler: (
     ctx: DashboardContext,
     input: { params: Static<P>; query: Static<Q>; body: B extends TSchema ? Static<B> : undefined },
-  ) => Promise<unknown>;
+  ) => unknown;
 }
 
 export const route = <

@@ -100,7 +100,7 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
           clearCookie: () => clearSessionCookie(res, secure),
           setHeader: (name, value) => res.setHeader(name, value),
         };
-        const result = await r.handler(ctx, { params, query, body } as never);
+        const result = await r.handler(ctx, { params, query, body });
         if (r.success.status === 204) return void res.status(204).end();
         res.status(r.success.status).json(result);
       } catch (err) {

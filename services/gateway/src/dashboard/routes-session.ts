@@ -56,7 +56,7 @@ export function sessionRoutes(limiter: Limiter) {
         'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
       auth: 'optional',
       success: { status: 200, schema: CurrentSession, description: 'the session, or null' },
-      handler: async (ctx: DashboardContext) => ({ session: ctx.session ? presentSession(ctx.session) : null }),
+      handler: (ctx: DashboardContext) => ({ session: ctx.session ? presentSession(ctx.session) : null }),
     }),
     route({
       operationId: 'signOut',
