@@ -3,6 +3,7 @@ import { affiliatesApi } from './api/affiliates.ts';
 import { commissionsApi } from './api/commissions.ts';
 import { couponsApi } from './api/coupons.ts';
 import { eventsApi } from './api/events.ts';
+import { taxFormsApi } from './api/tax-forms.ts';
 import { payoutsApi } from './api/payouts.ts';
 import { webhooksApi } from './api/webhooks.ts';
 
@@ -15,6 +16,7 @@ export const api = {
   ...eventsApi,
   ...couponsApi,
   ...webhooksApi,
+  ...taxFormsApi,
   ...payoutsApi,
 } as const;
 

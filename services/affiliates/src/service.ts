@@ -1,4 +1,4 @@
-import { encryptionKey } from '@platform/shared/config';
+import { decryptionKeys, encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
@@ -8,11 +8,19 @@ import { createAffiliateOperation } from './operations/create.ts';
 import { getAffiliateOperation } from './operations/get.ts';
 import { listAffiliatesOperation } from './operations/list.ts';
 import { updateAffiliateOperation } from './operations/update.ts';
+import { createOnboardingLinkOperation } from './operations/create-onboarding-link.ts';
+import { createTaxFormOperation } from './operations/create-tax-form.ts';
+import { getPayoutDetailsOperation } from './operations/get-payout-details.ts';
+import { listTaxFormsOperation } from './operations/list-tax-forms.ts';
+import { openOnboardingOperation } from './operations/open-onboarding.ts';
+import { putPayoutDetailsOperation } from './operations/put-payout-details.ts';
+import { submitOnboardingOperation } from './operations/submit-onboarding.ts';
 
 export async function startAffiliatesService(config: AffiliatesConfig, log?: Logger): Promise<ServiceRuntime> {
   const deps: AffiliatesDeps = {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     cursorKey: createHmacKey(encryptionKey(config), 'cursor'),
+    vaultKeys: decryptionKeys(config),
   };
   return startService({
     name: 'affiliates',
@@ -23,6 +31,13 @@ export async function startAffiliatesService(config: AffiliatesConfig, log?: Log
       getAffiliateOperation(deps),
       createAffiliateOperation(deps),
       updateAffiliateOperation(deps),
+      createTaxFormOperation(deps),
+      listTaxFormsOperation(),
+      putPayoutDetailsOperation(deps),
+      getPayoutDetailsOperation(),
+      createOnboardingLinkOperation(deps),
+      openOnboardingOperation(),
+      submitOnboardingOperation(deps),
     ],
     log,
   });

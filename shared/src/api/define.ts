@@ -13,7 +13,7 @@ export interface ApiOperation<P extends TObject = TObject, Q extends TObject = T
   /** The operation's name inside its service: the last token of its RPC subject. */
   name: string;
   operationId: string;
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI path template. */
   path: string;
   scope: Scope;

@@ -1,4 +1,4 @@
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { NullableTimestamp, Timestamp } from './common.ts';
 
 export const TAX_FORM_TYPES = ['W-9', 'W-8BEN', 'W-8BEN-E'] as const;
@@ -34,7 +34,7 @@ const SignedOn = Type.String({
   examples: ['2026-11-20'],
 });
 
-const Address = (country: TObject['properties'][string]) =>
+const Address = <C extends TSchema>(country: C) =>
   Type.Object(
     {
       line1: Text('street and number', '12 Main Street'),
@@ -256,3 +256,13 @@ export const OnboardingLink = Type.Object(
   { additionalProperties: false, $id: 'OnboardingLink' },
 );
 export type OnboardingLink = Static<typeof OnboardingLink>;
+
+/** What the onboarding page shows: the link's state and, while it can be used, what is on file (masked). */
+export interface OnboardingState {
+  status: 'open' | 'expired' | 'used';
+  merchant_name: string;
+  affiliate_name: string;
+  expires_at: string;
+  tax_form: TaxForm | null;
+  payout_details: MaskedPayoutDetails | null;
+}

@@ -1,0 +1,41 @@
+import { onboardingPageApi } from '@platform/shared/api/tax-forms';
+import { hashApiKey } from '@platform/shared/crypto';
+import type { Queryable } from '@platform/shared/db';
+import { notFound } from '@platform/shared/errors';
+import { isId } from '@platform/shared/ids';
+import { defineOperation } from '@platform/shared/operation';
+import type { OnboardingState } from '@platform/shared/schemas/tax-forms';
+import { addVisitorId, findOnboardingLink, type OnboardingLinkRow } from '../queries/onboarding-links.ts';
+import { listTaxForms } from '../queries/tax-forms.ts';
+import { maskedPayoutDetails, presentTaxForm } from '../tax-form-store.ts';
+
+/**
+ * The onboarding page opened: the link's state and, while it can be used, what is on file (masked). The browser's
+ * `_svc_sess` visit id joins the affiliate's visitor ids, so a conversion the affiliate makes through their own link
+ * in that browser trips the own-fingerprint fraud rule. The merchant is the link's: the request carries no key.
+ */
+export const openOnboardingOperation = () =>
+  defineOperation(onboardingPageApi.openOnboarding, async (ctx, { params, body }) => {
+    const link = await findOnboardingLink(ctx.sql, hashApiKey(params.token));
+    if (!link) throw notFound('onboarding link');
+    if (body.visitor_id !== undefined && isId('vis', body.visitor_id)) {
+      await addVisitorId(ctx.sql, link.merchant_id, link.affiliate_id, body.visitor_id);
+      ctx.log.info('onboarding page opened', { affiliate_id: link.affiliate_id, visitor_recorded: true });
+    }
+    return { outcome: 'ok', body: await onboardingState(ctx.sql, link) };
+  });
+
+export async function onboardingState(sql: Queryable, link: OnboardingLinkRow): Promise<OnboardingState> {
+  const status = link.used_at ? 'used' : link.expired ? 'expired' : 'open';
+  const onFile = status === 'open' || link.used_at !== null;
+  const forms = onFile ? await listTaxForms(sql, link.merchant_id, link.affiliate_id) : [];
+  const current = forms.find((f) => f.status === 'valid');
+  return {
+    status,
+    merchant_name: link.merchant_name,
+    affiliate_name: link.affiliate_name,
+    expires_at: link.expires_at.toISOString(),
+    tax_form: current ? presentTaxForm(current) : null,
+    payout_details: onFile ? await maskedPayoutDetails(sql, link.merchant_id, link.affiliate_id) : null,
+  };
+}

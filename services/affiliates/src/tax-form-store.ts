@@ -1,0 +1,135 @@
+import { ApiError, type ErrorDetail } from '@platform/shared/errors';
+import { newId } from '@platform/shared/ids';
+import { enqueueEvents } from '@platform/shared/outbox';
+import type { Queryable, TransactionSql } from '@platform/shared/db';
+import type { MaskedPayoutDetails, PayoutDetailsBody, TaxForm, TaxFormBody } from '@platform/shared/schemas/tax-forms';
+import { maskLastFour, storeSecret } from '@platform/shared/vault';
+import { checkPayoutDetails, checkTaxForm, taxFormExpiry } from './rules/tax-forms.ts';
+import {
+  findMaskedPayoutDetails,
+  insertTaxForm,
+  listTaxForms,
+  setPayoutDetailsVault,
+  supersedeCurrentForm,
+  type TaxFormRow,
+} from './queries/tax-forms.ts';
+
+/**
+ * Storing a tax form or payout details, for the API's operations and the onboarding page alike. The caller holds the
+ * affiliate's row lock (queries/tax-forms.ts lockAffiliate) in `tx`. Secrets go to the vault encrypted; what is kept
+ * beside them, returned and emitted holds no more of them than their last four characters.
+ */
+
+const invalid = (problems: ErrorDetail[], prefix: string) =>
+  new ApiError(
+    'INVALID_INPUT',
+    'The request is invalid',
+    problems.map((p) => ({ path: prefix + p.path, message: p.message })),
+  );
+
+/** Checks a form's rules; throws INVALID_INPUT with each problem's path (under `prefix`, e.g. "tax_form."). */
+export function checkedTaxForm(form: TaxFormBody, now: Date, prefix = '') {
+  const checked = checkTaxForm(form, now);
+  if ('problems' in checked) throw invalid(checked.problems, prefix);
+  return checked;
+}
+
+export function checkedPayoutDetails(body: PayoutDetailsBody, prefix = '') {
+  const checked = checkPayoutDetails(body);
+  if ('problems' in checked) throw invalid(checked.problems, prefix);
+  return checked.details;
+}
+
+/**
+ * Stores a checked form as the affiliate's form in force (the one before is superseded) and writes
+ * tax_form.submitted to the outbox in the same transaction: affiliate, form type and time, never the TIN.
+ */
+export async function recordTaxForm(
+  tx: TransactionSql,
+  keys: readonly Buffer[],
+  merchantId: string,
+  affiliateId: string,
+  form: TaxFormBody,
+  checked: ReturnType<typeof checkedTaxForm>,
+): Promise<TaxForm> {
+  const { tin: _tin, foreign_tin: _foreignTin, ...kept } = form as TaxFormBody & { tin?: string; foreign_tin?: string };
+  let tinVaultId: string | null = null;
+  if (checked.tin) {
+    tinVaultId = await storeSecret(tx, keys, {
+      merchantId,
+      affiliateId,
+      kind: checked.tin.type === 'foreign' ? 'foreign_tin' : 'tin',
+      plaintext: checked.tin.value,
+      masked: { tin: maskLastFour(checked.tin.value) },
+    });
+  }
+  await supersedeCurrentForm(tx, merchantId, affiliateId);
+  const id = newId('txf');
+  await insertTaxForm(tx, {
+    id,
+    merchantId,
+    affiliateId,
+    formType: form.form_type,
+    details: { ...kept, tin_type: checked.tin?.type ?? null },
+    tinVaultId,
+    signedOn: form.signed_on,
+    expiresAt: taxFormExpiry(form.form_type, form.signed_on),
+  });
+  const stored = presentTaxForm((await listTaxForms(tx, merchantId, affiliateId, id))[0]!);
+  await enqueueEvents(tx, [
+    {
+      merchantId,
+      type: 'tax_form.submitted',
+      data: { affiliate_id: affiliateId, form_type: stored.form_type, submitted_at: stored.submitted_at },
+    },
+  ]);
+  return stored;
+}
+
+/** Stores checked payout details as the affiliate's, replacing the ones before. */
+export async function recordPayoutDetails(
+  tx: TransactionSql,
+  keys: readonly Buffer[],
+  merchantId: string,
+  affiliateId: string,
+  details: ReturnType<typeof checkedPayoutDetails>,
+): Promise<MaskedPayoutDetails> {
+  const masked: Record<string, string> = { method: details.method };
+  for (const [field, value] of Object.entries(details))
+    if (field !== 'method') masked[field] = maskLastFour(value as string);
+  const vaultId = await storeSecret(tx, keys, {
+    merchantId,
+    affiliateId,
+    kind: 'payout_details',
+    plaintext: JSON.stringify(details),
+    masked,
+  });
+  await setPayoutDetailsVault(tx, merchantId, affiliateId, vaultId);
+  return (await maskedPayoutDetails(tx, merchantId, affiliateId))!;
+}
+
+export async function maskedPayoutDetails(
+  sql: Queryable,
+  merchantId: string,
+  affiliateId: string,
+): Promise<MaskedPayoutDetails | null> {
+  const row = await findMaskedPayoutDetails(sql, merchantId, affiliateId);
+  if (!row) return null;
+  return { ...(row.masked as MaskedPayoutDetails), updated_at: row.created_at.toISOString() };
+}
+
+export function presentTaxForm(row: TaxFormRow): TaxForm {
+  return {
+    id: row.id,
+    affiliate_id: row.affiliate_id,
+    form_type: row.form_type,
+    status: row.status,
+    legal_name: row.legal_name,
+    tin_type: row.tin_type,
+    tin_masked: row.tin_masked,
+    country: row.country,
+    signed_on: row.signed_on,
+    submitted_at: row.submitted_at.toISOString(),
+    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+  };
+}

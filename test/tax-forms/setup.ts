@@ -1,0 +1,33 @@
+import type { ApiClient, ApiResponse } from '../helpers/client.ts';
+
+/** A W-9 of an individual with this TIN (an SSN unless told). */
+export const w9 = (tin: string, extra: Record<string, unknown> = {}) => ({
+  form_type: 'W-9',
+  legal_name: 'Jane Doe',
+  tax_classification: 'individual',
+  address: { line1: '12 Main Street', city: 'Springfield', region: 'IL', postal_code: '62701', country: 'US' },
+  tin_type: 'ssn',
+  tin,
+  signature_name: 'Jane Doe',
+  signed_on: '2026-11-20',
+  ...extra,
+});
+
+/** A W-8BEN of a German individual. */
+export const w8ben = (extra: Record<string, unknown> = {}) => ({
+  form_type: 'W-8BEN',
+  legal_name: 'Hans Muster',
+  citizenship_country: 'DE',
+  address: { line1: 'Hauptstrasse 1', city: 'Berlin', region: 'BE', postal_code: '10115', country: 'DE' },
+  foreign_tin: 'DE98765432101',
+  signature_name: 'Hans Muster',
+  signed_on: '2026-03-02',
+  ...extra,
+});
+
+export const taxFormsPath = (affiliateId: string) => `/api/v1/affiliates/${affiliateId}/tax_forms`;
+export const payoutDetailsPath = (affiliateId: string) => `/api/v1/affiliates/${affiliateId}/payout_details`;
+export const onboardingLinksPath = (affiliateId: string) => `/api/v1/affiliates/${affiliateId}/onboarding_links`;
+
+export const putPayoutDetails = (client: ApiClient, affiliateId: string, body: unknown): Promise<ApiResponse> =>
+  client.request('PUT', payoutDetailsPath(affiliateId), { body });
