@@ -51,6 +51,8 @@ export interface RpcRequest {
  * outcome and error code to HTTP (`no_content` is 204 with no body).
  */
 export const RPC_OUTCOME_HEADER = 'Outcome';
+/** Set on an `ok` answer whose data is not JSON but text of this media type (an operation answering `text/csv`). */
+export const RPC_CONTENT_TYPE_HEADER = 'Content-Type';
 export type RpcOutcome = 'ok' | 'created' | 'no_content' | 'error';
 export interface RpcError {
   code: string;

@@ -2,7 +2,14 @@ import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transp
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ApiOperation, OperationInput } from './api.ts';
 import { headers } from '@nats-io/nats-core';
-import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcOutcome, type RpcRequest } from './catalogue.ts';
+import {
+  RPC_CONTENT_TYPE_HEADER,
+  RPC_OUTCOME_HEADER,
+  rpcSubject,
+  type RpcError,
+  type RpcOutcome,
+  type RpcRequest,
+} from './catalogue.ts';
 import { isDatabaseUnavailable, type Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -18,8 +25,14 @@ export interface OperationContext {
   log: Logger;
 }
 
-/** `no_content` answers 204 with no body (a delete). */
-export type OperationResult = { outcome: 'ok' | 'created'; body: unknown } | { outcome: 'no_content' };
+/**
+ * `no_content` answers 204 with no body (a delete). A `contentType` answers `body` (then a string) as that text
+ * instead of JSON: the operation's catalogue entry declares the same type.
+ */
+export type OperationResult =
+  | { outcome: 'ok' | 'created'; body: unknown }
+  | { outcome: 'ok'; body: string; contentType: 'text/csv' }
+  | { outcome: 'no_content' };
 
 export interface Operation {
   spec: ApiOperation;
@@ -111,6 +124,7 @@ export function serveOperations(opts: {
     });
     let outcome: RpcOutcome;
     let body: unknown;
+    let contentType: string | undefined;
     let code: string;
     try {
       const result = await op.run(
@@ -119,6 +133,7 @@ export function serveOperations(opts: {
       );
       outcome = code = result.outcome;
       body = result.outcome === 'no_content' ? undefined : result.body;
+      if ('contentType' in result) contentType = result.contentType;
     } catch (e) {
       let error: RpcError;
       if (e instanceof ApiError) {
@@ -138,7 +153,13 @@ export function serveOperations(opts: {
     duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);
     const h = headers();
     h.set(RPC_OUTCOME_HEADER, outcome);
-    const data = outcome === 'no_content' ? new Uint8Array(0) : encodeJson(body);
+    if (contentType) h.set(RPC_CONTENT_TYPE_HEADER, contentType);
+    const data =
+      outcome === 'no_content'
+        ? new Uint8Array(0)
+        : contentType
+          ? Buffer.from(body as string, 'utf8')
+          : encodeJson(body);
     // The work counts as in flight until the answer is handed to the client (drain waits for it).
     await new Promise<void>((sent) => respondInThisTurn({ msg, data, headers: h, sent }));
   };

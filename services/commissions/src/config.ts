@@ -41,6 +41,13 @@ export const CommissionsEnv = Type.Object({
     maximum: 3_600_000,
     description: 'how often a replica approves pending commissions whose hold period has ended',
   }),
+  PAYOUT_SCHEDULER_INTERVAL_MS: Type.Integer({
+    default: 3_600_000,
+    minimum: 1000,
+    maximum: 86_400_000,
+    description:
+      "how often a replica checks the merchants' payout_day (payouts created once per merchant and month, whichever replica comes first) and releases payouts held for a tax form now on file",
+  }),
 });
 export type CommissionsConfig = Static<typeof CommissionsEnv>;
 

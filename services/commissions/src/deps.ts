@@ -7,4 +7,6 @@ export interface CommissionsDeps {
   /** Signs list cursors. */
   cursorKey: Buffer;
   now: Clock;
+  /** ENCRYPTION_KEY then ENCRYPTION_KEYS_PREVIOUS: the payout details of the CSV export are decrypted with them. */
+  vaultKeys: readonly Buffer[];
 }

@@ -1,5 +1,7 @@
 import type { Commission } from '@platform/shared/schemas/commissions';
+import type { Payout } from '@platform/shared/schemas/payouts';
 import type { CommissionRow } from './queries/commissions.ts';
+import type { PayoutRow } from './queries/payouts.ts';
 
 /** The only way a commission leaves the service in an API response: field by field. */
 export function presentCommission(row: CommissionRow): Commission {
@@ -31,5 +33,40 @@ export function commissionEventData(row: CommissionRow) {
     order_id: row.order_id,
     event_id: row.event_id,
     level: row.level,
+  };
+}
+
+/** The only way a payout leaves the service in an API response: field by field. */
+export function presentPayout(row: PayoutRow): Payout {
+  return {
+    id: row.id,
+    affiliate_id: row.affiliate_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    method: row.method,
+    reference: row.reference,
+    commission_ids: row.commission_ids,
+    period_start: row.period_start.toISOString(),
+    period_end: row.period_end.toISOString(),
+    created_at: row.created_at.toISOString(),
+    sent_at: row.sent_at?.toISOString() ?? null,
+    paid_at: row.paid_at?.toISOString() ?? null,
+    failed_at: row.failed_at?.toISOString() ?? null,
+    failure_reason: row.failure_reason,
+    held_reason: row.held_reason,
+  };
+}
+
+/** The data of payout.sent, payout.paid and payout.failed (failure_reason on failed only). */
+export function payoutEventData(row: PayoutRow) {
+  return {
+    payout_id: row.id,
+    affiliate_id: row.affiliate_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    status: row.status,
+    commission_ids: row.commission_ids,
+    ...(row.status === 'failed' ? { failure_reason: row.failure_reason ?? '' } : {}),
   };
 }

@@ -241,7 +241,7 @@ export function createApp(deps: GatewayDeps): express.Express {
           // A view of the reply's bytes, not a copy of them.
           res
             .status(result.status)
-            .type('application/json')
+            .type(result.contentType)
             .send(Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength));
           return;
         case 'no_content':

@@ -1,10 +1,16 @@
 import type { ApiOperation } from '@platform/shared/api';
-import { RPC_OUTCOME_HEADER, rpcSubject, type RpcError, type RpcRequest } from '@platform/shared/catalogue';
+import {
+  RPC_CONTENT_TYPE_HEADER,
+  RPC_OUTCOME_HEADER,
+  rpcSubject,
+  type RpcError,
+  type RpcRequest,
+} from '@platform/shared/catalogue';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import type { Requester } from './requester.ts';
 
 export type ForwardResult =
-  | { kind: 'ok'; status: 200 | 201; body: Uint8Array }
+  | { kind: 'ok'; status: 200 | 201; body: Uint8Array; contentType: string }
   | { kind: 'no_content' }
   | { kind: 'error'; error: RpcError }
   | { kind: 'unavailable' }
@@ -27,7 +33,12 @@ export async function forward(
   const reply = answer.msg;
   const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);
   if (outcome === 'ok' || outcome === 'created')
-    return { kind: 'ok', status: outcome === 'created' ? 201 : 200, body: reply.data };
+    return {
+      kind: 'ok',
+      status: outcome === 'created' ? 201 : 200,
+      body: reply.data,
+      contentType: reply.headers?.get(RPC_CONTENT_TYPE_HEADER) || 'application/json',
+    };
   if (outcome === 'no_content') return { kind: 'no_content' };
   return { kind: 'error', error: decodeJson<RpcError>(reply.data) };
 }

@@ -45,7 +45,9 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
         description: s.description,
         headers: refHeaders(),
         // 204 has no body, so no content is listed for it.
-        ...(s.status === 204 ? {} : { content: { 'application/json': { schema: toJson(s.schema) } } }),
+        ...(s.status === 204
+          ? {}
+          : { content: { [s.contentType ?? 'application/json']: { schema: toJson(s.schema) } } }),
       };
     }
     const errorStatuses = ['400', '401', '402', '403', '429', '500', '503'];

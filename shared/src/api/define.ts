@@ -22,7 +22,8 @@ export interface ApiOperation<P extends TObject = TObject, Q extends TObject = T
   params: P;
   query: Q;
   body: B | null;
-  success: { status: 200 | 201 | 204; schema: TSchema; description: string }[];
+  /** The answers; `contentType` names a body that is not JSON (the service answers it as text, e.g. text/csv). */
+  success: { status: 200 | 201 | 204; schema: TSchema; description: string; contentType?: 'text/csv' }[];
 }
 
 export type OperationInput<O extends ApiOperation> = {

@@ -72,6 +72,21 @@ export const MerchantSettings = Type.Object(
       default: 10,
       description: 'per visitor or IP before conversion_velocity fires',
     }),
+    min_payout: Type.String({
+      pattern: '^\\d{1,12}(\\.\\d{1,4})?$',
+      default: '50',
+      description:
+        "exact decimal: an affiliate's approved commissions in one currency become a payout once their total reaches it (the same figure in every currency)",
+    }),
+    payout_day: Type.Union([Type.Integer({ minimum: 1, maximum: 28 }), Type.Null()], {
+      default: null,
+      description: 'day of the month (UTC) on which payouts are created for every affiliate; null: only on request',
+    }),
+    tax_form_policy: Type.Union([Type.Literal('us_threshold'), Type.Literal('required'), Type.Literal('none')], {
+      default: 'us_threshold',
+      description:
+        'us_threshold: without a valid tax form, payouts are held once the calendar year reaches 600; required: held whenever no valid form is on file; none: never held',
+    }),
   },
   { additionalProperties: false },
 );

@@ -25,6 +25,7 @@ import {
   type CountedResult,
 } from '../queries/conversions.ts';
 import { insertFraudFlag } from '../queries/fraud-flags.ts';
+import { removeVoidedFromPendingPayouts } from '../queries/payouts.ts';
 import { addAttributedRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
 import { toDecimal } from './money.ts';
@@ -332,7 +333,7 @@ async function promote(
 
 /**
  * A refund voids every pending or approved commission of the order (paid ones stay: recovering paid money is a
- * payout matter) and takes the order's revenue back out of the affiliates' totals. Tiers are not lowered.
+ * payout matter; so do those in a sent payout), takes the voided ones out of pending payouts, and takes the order's revenue back out of the affiliates' totals. Tiers are not lowered.
  */
 async function refundOrder(
   tx: Queryable,
@@ -343,6 +344,7 @@ async function refundOrder(
 ): Promise<ProcessOutcome> {
   const voided = await voidOrderCommissions(tx, merchantId, orderId, 'refund', at);
   for (const row of voided) outbox.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
+  await removeVoidedFromPendingPayouts(tx, merchantId, voided.map(idOf), at);
   const reversed = await reverseOrderRevenue(tx, merchantId, orderId);
   reversed.sort((a, b) => (a.affiliate_id < b.affiliate_id ? -1 : a.affiliate_id > b.affiliate_id ? 1 : 0));
   for (const r of reversed) {

@@ -1,12 +1,13 @@
 import { api } from '@platform/shared/api';
-import { invalidInput, notFound } from '@platform/shared/errors';
+import { ApiError, invalidInput, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionStatus } from '@platform/shared/schemas/commissions';
 import type { CommissionsDeps } from '../deps.ts';
 import { commissionEventData, presentCommission } from '../present.ts';
-import { approveCommission, findCommission, voidCommissions } from '../queries/commissions.ts';
+import { approveCommission, findCommission, voidCommissions, type CommissionRow } from '../queries/commissions.ts';
+import { openPayoutOf, removeVoidedFromPendingPayouts } from '../queries/payouts.ts';
 
 /** The moves a merchant may make by hand; approved → paid belongs to payouts. */
 const MOVES: Record<CommissionStatus, CommissionStatus[]> = {
@@ -31,10 +32,20 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
         throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
       }
       const at = deps.now();
-      const after =
-        body.status === 'approved'
-          ? await approveCommission(tx, ctx.merchantId, current.id, at)
-          : (await voidCommissions(tx, ctx.merchantId, [current.id], body.void_reason ?? 'manual', at))[0]!;
+      let after: CommissionRow;
+      if (body.status === 'approved') after = await approveCommission(tx, ctx.merchantId, current.id, at);
+      else {
+        // A payout that was sent carries the commission: it stays until the payout is paid or fails.
+        const payout = await openPayoutOf(tx, ctx.merchantId, current.id);
+        if (payout?.status === 'sent')
+          throw new ApiError(
+            'CONFLICT',
+            `The commission is in payout ${payout.id}, which was sent; it can be voided if that payout fails`,
+          );
+        after = (await voidCommissions(tx, ctx.merchantId, [current.id], body.void_reason ?? 'manual', at))[0]!;
+        // Voided inside a pending payout: taken out of it, and the payout's amount recomputed.
+        await removeVoidedFromPendingPayouts(tx, ctx.merchantId, [after.id], at);
+      }
       await enqueueEvents(tx, [
         {
           merchantId: ctx.merchantId,

@@ -126,7 +126,20 @@ export async function approveCommission(
   return row!;
 }
 
-/** Voids the given commissions of the merchant that are still pending or approved; returns those it voided. */
+/**
+ * A commission in a payout that was sent stays as it is until the payout is paid or fails: the money is on its way.
+ * The void statements below leave such commissions out.
+ */
+const notInSentPayout = (sql: Queryable) => sql`
+  not exists (
+    select 1 from payout_commissions pc join payouts p on p.merchant_id = pc.merchant_id and p.id = pc.payout_id
+    where pc.merchant_id = commissions.merchant_id and pc.commission_id = commissions.id and pc.released_at is null
+      and p.status = 'sent')`;
+
+/**
+ * Voids the given commissions of the merchant that are still pending or approved (and in no sent payout); returns
+ * those it voided.
+ */
 export async function voidCommissions(
   sql: Queryable,
   merchantId: string,
@@ -137,11 +150,14 @@ export async function voidCommissions(
   if (ids.length === 0) return [];
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
-    where merchant_id = ${merchantId} and id in ${sql(ids)} and status in ('pending', 'approved')
+    where merchant_id = ${merchantId} and id in ${sql(ids)} and status in ('pending', 'approved') and ${notInSentPayout(sql)}
     returning ${columns(sql)}`;
 }
 
-/** Voids every pending or approved commission of the merchant's order (a refund); paid ones stay paid. */
+/**
+ * Voids every pending or approved commission of the merchant's order (a refund); paid ones stay paid, and those in a
+ * sent payout stay in it.
+ */
 export async function voidOrderCommissions(
   sql: Queryable,
   merchantId: string,
@@ -152,6 +168,7 @@ export async function voidOrderCommissions(
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
     where merchant_id = ${merchantId} and order_id = ${orderId} and status in ('pending', 'approved')
+      and ${notInSentPayout(sql)}
     returning ${columns(sql)}`;
 }
 

@@ -1,0 +1,96 @@
+import type { Queryable, Sql } from '@platform/shared/db';
+import { newId } from '@platform/shared/ids';
+import type { Logger } from '@platform/shared/log';
+import { hasValidTaxForm } from '@platform/shared/payee';
+import { loadMerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
+import type { HeldReason } from '@platform/shared/schemas/payouts';
+import type { Clock } from '../deps.ts';
+import {
+  insertPayouts,
+  lockPayoutCreation,
+  payableCommissions,
+  payoutTotalsBetween,
+  releaseHoldsWithValidForms,
+  type PayoutRow,
+} from '../queries/payouts.ts';
+import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payouts.ts';
+
+/**
+ * Creates the merchant's payouts in the caller's transaction: one per affiliate and currency grouping its approved
+ * commissions that are in no open payout, when their total reaches min_payout; each held for a tax form when the
+ * merchant's tax_form_policy says so (created pending with held_reason, not left out: the merchant sees what is owed
+ * and why it waits). Concurrent calls for one merchant run one after the other (an advisory lock), so a commission is
+ * grouped once. `affiliateIds` limits it to those affiliates (any status); by default every approved affiliate.
+ */
+export async function createPayouts(
+  tx: Queryable,
+  merchantId: string,
+  at: Date,
+  affiliateIds?: string[],
+): Promise<PayoutRow[]> {
+  const settings = await loadMerchantSettings(tx, merchantId);
+  if (!settings) return [];
+  await lockPayoutCreation(tx, merchantId);
+  const groups = groupPayouts(await payableCommissions(tx, merchantId, affiliateIds), settings.min_payout);
+  if (groups.length === 0) return [];
+  const year = calendarYear(at);
+  const totals = await payoutTotalsBetween(
+    tx,
+    merchantId,
+    [...new Set(groups.map((g) => g.affiliateId))],
+    year.start,
+    year.end,
+  );
+  const formOnFile = new Map<string, boolean>();
+  const payouts: (ReturnType<typeof groupPayouts>[number] & { id: string; heldReason: HeldReason | null })[] = [];
+  for (const group of groups) {
+    const hold = { yearTotal: totals.get(`${group.affiliateId} ${group.currency}`) ?? '0', amount: group.amount };
+    let heldReason = payoutHold(settings.tax_form_policy, { ...hold, hasValidTaxForm: false });
+    // The form is looked up only when it matters: most payouts are held by no policy.
+    if (heldReason) {
+      let onFile = formOnFile.get(group.affiliateId);
+      if (onFile === undefined) {
+        onFile = await hasValidTaxForm(tx, merchantId, group.affiliateId);
+        formOnFile.set(group.affiliateId, onFile);
+      }
+      heldReason = payoutHold(settings.tax_form_policy, { ...hold, hasValidTaxForm: onFile });
+    }
+    payouts.push({ ...group, id: newId('po', at.getTime()), heldReason });
+  }
+  return insertPayouts(tx, merchantId, payouts, at);
+}
+
+/**
+ * One pass of the monthly schedule: for every merchant whose payout_day has come this month (UTC) and whose month has
+ * not run yet, claims the month (a row in payout_schedule_runs) and creates its payouts in the same transaction, so
+ * replicas running passes at once create them once, and a pass that fails leaves the month to the next. Also releases
+ * holds whose affiliate has a valid tax form by now. Answers how many payouts it created.
+ */
+export async function runPayoutSchedule(sql: Sql, now: Clock, log: Logger): Promise<number> {
+  const at = now();
+  const released = await releaseHoldsWithValidForms(sql);
+  if (released > 0) log.info('payouts released: a tax form is on file', { count: released });
+  const merchants = await sql<{ id: string; settings: unknown }[]>`
+    select id, settings from merchants where settings ? 'payout_day' and jsonb_typeof(settings->'payout_day') = 'number'`;
+  let created = 0;
+  for (const merchant of merchants) {
+    const period = scheduledPeriod(withDefaults(merchant.settings).payout_day, at);
+    if (!period) continue;
+    created += await sql.begin(async (tx) => {
+      const [claimed] = await tx`
+        insert into payout_schedule_runs (merchant_id, period, ran_at, payouts)
+        values (${merchant.id}, ${period}, ${at}, 0)
+        on conflict (merchant_id, period) do nothing
+        returning merchant_id`;
+      if (!claimed) return 0;
+      const payouts = await createPayouts(tx, merchant.id, at);
+      await tx`
+        update payout_schedule_runs set payouts = ${payouts.length}
+        where merchant_id = ${merchant.id} and period = ${period}`;
+      if (payouts.length > 0)
+        log.info('scheduled payouts created', { merchant_id: merchant.id, period, count: payouts.length });
+      return payouts.length;
+    });
+  }
+  return created;
+}

@@ -1,0 +1,176 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Cursor, Limit, ListOf, NullableTimestamp, Timestamp } from './common.ts';
+
+export const PAYOUT_STATUSES = ['pending', 'sent', 'paid', 'failed', 'canceled'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+export const HELD_REASONS = ['tax_form_required'] as const;
+export type HeldReason = (typeof HELD_REASONS)[number];
+
+const PayoutStatusSchema = Type.Union(
+  PAYOUT_STATUSES.map((s) => Type.Literal(s)),
+  {
+    description: 'pending → sent → paid or failed; pending → canceled',
+    examples: ['pending'],
+  },
+);
+
+const AffiliateId = (description: string) =>
+  Type.String({
+    pattern: '^aff_[0-9a-hjkmnp-tv-z]{26}$',
+    description,
+    examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+  });
+
+const Method = Type.Literal('manual', {
+  description: 'paid outside the platform (a bank transfer, or a PayPal Payouts batch from the CSV export)',
+  examples: ['manual'],
+});
+
+/** The public payout: an explicit allowlist of fields. */
+export const Payout = Type.Object(
+  {
+    id: Type.String({ description: 'identifier', examples: ['po_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    affiliate_id: Type.String({ description: 'the affiliate paid', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    amount: Type.Number({
+      description: 'the exact sum of its commissions, in the currency of its commissions',
+      examples: [182.5],
+    }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code', examples: ['USD'] }),
+    status: PayoutStatusSchema,
+    method: Type.Union([Method, Type.Null()], { description: 'how it was sent; null until then', examples: [null] }),
+    reference: Type.Union([Type.String(), Type.Null()], {
+      description: "the merchant's reference of the transfer, given when it was marked sent",
+      examples: ['PAYPAL-BATCH-2026-11'],
+    }),
+    commission_ids: Type.Array(Type.String(), {
+      description: 'the commissions it groups (a commission voided while the payout was pending is removed from it)',
+      examples: [['com_01jd3t6m0s2e4w5x6y7z8a9b0c']],
+    }),
+    period_start: Timestamp('creation time of its earliest commission'),
+    period_end: Timestamp('creation time of its latest commission'),
+    created_at: Timestamp('creation time'),
+    sent_at: NullableTimestamp('when it was marked sent'),
+    paid_at: NullableTimestamp('when it was marked paid'),
+    failed_at: NullableTimestamp('when it was marked failed'),
+    failure_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why it failed; null unless failed',
+      examples: [null],
+    }),
+    held_reason: Type.Union([Type.Literal('tax_form_required'), Type.Null()], {
+      description:
+        '`tax_form_required`: the affiliate needs a valid tax form on file (merchant setting tax_form_policy) before it can be sent; null when it may be sent',
+      examples: [null],
+    }),
+  },
+  { additionalProperties: false, $id: 'Payout' },
+);
+export type Payout = Static<typeof Payout>;
+
+export const PayoutList = ListOf(Payout, 'PayoutList');
+
+export const CreatedPayouts = Type.Object(
+  {
+    data: Type.Array(Payout, {
+      description: 'the payouts created, one per affiliate and currency; empty when nothing reached min_payout',
+    }),
+  },
+  { additionalProperties: false, $id: 'CreatedPayouts' },
+);
+
+export const CreatePayoutsBody = Type.Object(
+  {
+    affiliate_ids: Type.Optional(
+      Type.Array(AffiliateId('an affiliate of this merchant'), {
+        minItems: 1,
+        maxItems: 100,
+        uniqueItems: true,
+        description: 'only these affiliates (default: every approved affiliate of the merchant)',
+        examples: [['aff_01jd3t6m0s2e4w5x6y7z8a9b0c']],
+      }),
+    ),
+  },
+  { additionalProperties: false, $id: 'CreatePayouts' },
+);
+export type CreatePayoutsBody = Static<typeof CreatePayoutsBody>;
+
+export const ListPayoutsQuery = Type.Object(
+  {
+    status: Type.Optional(PayoutStatusSchema),
+    affiliate_id: Type.Optional(AffiliateId('only payouts of this affiliate')),
+    cursor: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const PayoutIdParams = Type.Object(
+  { payout_id: Type.String({ description: 'a payout id', examples: ['po_01jd3t6m0s2e4w5x6y7z8a9b0c'] }) },
+  { additionalProperties: false },
+);
+
+export const UpdatePayoutBody = Type.Object(
+  {
+    status: Type.Union([Type.Literal('sent'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('canceled')], {
+      description: 'the move: pending → sent or canceled, sent → paid or failed',
+      examples: ['sent'],
+    }),
+    method: Type.Optional(Method),
+    reference: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'your reference of the transfer (only with status sent)',
+        examples: ['PAYPAL-BATCH-2026-11'],
+      }),
+    ),
+    failure_reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'why it failed (required with status failed, accepted with no other)',
+        examples: ['account_closed'],
+      }),
+    ),
+  },
+  { additionalProperties: false, $id: 'UpdatePayout' },
+);
+export type UpdatePayoutBody = Static<typeof UpdatePayoutBody>;
+
+export const ExportPayoutsQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union(
+        PAYOUT_STATUSES.map((s) => Type.Literal(s)),
+        {
+          description: 'payouts of this status (default pending; held payouts are never exported)',
+          examples: ['pending'],
+        },
+      ),
+    ),
+    layout: Type.Optional(
+      Type.Union([Type.Literal('paypal'), Type.Literal('bank')], {
+        description:
+          '`paypal` (default): the PayPal Payouts batch file, no header, for affiliates whose payout details are a PayPal e-mail; `bank`: one row per payout with a header, for affiliates whose payout details are a bank account',
+        examples: ['paypal'],
+      }),
+    ),
+    currency: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{3}$',
+        description: 'only payouts in this currency (a PayPal batch file holds one currency)',
+        examples: ['USD'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ExportPayoutsQuery = Static<typeof ExportPayoutsQuery>;
+
+export const PayoutsCsv = Type.String({
+  description:
+    'CSV (RFC 4180, CRLF line ends). paypal: recipient e-mail, amount, currency, customer id (the payout id), note, wallet (PAYPAL). bank: a header row, then payout_id, affiliate_id, account_holder, iban, routing_number, account_number, amount, currency, reference',
+  examples: [
+    'jane@example.com,182.50,USD,po_01jd3t6m0s2e4w5x6y7z8a9b0c,Commissions 2026-11-01 to 2026-11-20,PAYPAL\r\n',
+  ],
+});

@@ -1,0 +1,66 @@
+import type { CommissionsService } from '@platform/commissions/service';
+import {
+  awaitProcessed,
+  conversion,
+  createAffiliate,
+  recordConversions,
+  setMerchantSettings,
+  startCommissions,
+  testClock,
+} from './commissions.ts';
+import { startPlatform, type Platform, type TestLike } from './platform.ts';
+
+/**
+ * Helpers for the payouts tests: the platform with the commissions service (on a settable clock), merchants whose
+ * commissions are approved at once (hold_days 0) and earn a tenth of each conversion, and affiliates with approved
+ * commissions of chosen amounts, reached through the real pipeline (conversion.recorded → commissions → hold pass).
+ */
+
+export async function startPayoutsPlatform(t: TestLike, opts: { env?: Record<string, string> } = {}) {
+  const platform = await startPlatform(t);
+  const clock = testClock();
+  const { service, logs } = await startCommissions(t, platform, { now: clock.now, env: opts.env });
+  return { platform, clock, service, logs };
+}
+
+export type PayoutMerchant = Awaited<ReturnType<Platform['merchant']>>;
+
+/** A merchant paying 10 percent, approving at once, with these extra settings (`key=value`, as the CLI takes them). */
+export async function payoutMerchant(platform: Platform, settings: string[] = []): Promise<PayoutMerchant> {
+  const m = await platform.merchant();
+  await setMerchantSettings(platform.sql, m.id, ['default_rate=0.1', 'hold_days=0', ...settings]);
+  return m;
+}
+
+/**
+ * One conversion per entry (event amount and currency) for the affiliate; waits until their commissions exist and
+ * are approved. Answers the commission ids.
+ */
+export async function approvedCommissions(
+  platform: Platform,
+  service: CommissionsService,
+  merchantId: string,
+  affiliateId: string,
+  events: { amount: string; currency?: string }[],
+): Promise<string[]> {
+  const conversions = events.map((e) =>
+    conversion({ affiliate_id: affiliateId, amount: e.amount, currency: e.currency ?? 'USD' }),
+  );
+  await recordConversions(platform.sql, merchantId, conversions);
+  await awaitProcessed(
+    platform.sql,
+    merchantId,
+    conversions.map((c) => c.event_id),
+  );
+  await service.approveEndedHolds();
+  const rows = await platform.sql<{ id: string; status: string }[]>`
+    select id, status from commissions
+    where merchant_id = ${merchantId} and event_id in ${platform.sql(conversions.map((c) => c.event_id))}
+    order by id`;
+  if (rows.some((r) => r.status !== 'approved')) throw new Error('commissions not approved');
+  return rows.map((r) => r.id);
+}
+
+export async function affiliate(m: PayoutMerchant, email: string) {
+  return createAffiliate(m.client, { email });
+}
