@@ -14,6 +14,8 @@ import { forward } from './forward.ts';
 import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
+import { createIdempotency } from './idempotency/middleware.ts';
+import { apiRefusals } from './idempotency/refusals.ts';
 import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -51,6 +53,18 @@ export function createApp(deps: GatewayDeps): express.Express {
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
   const rateLimiter = createRateLimiter(sql, config.RATE_LIMIT_BATCH_INTERVAL_MS);
   const openapi = JSON.stringify(buildOpenApi(config.PUBLIC_BASE_URL));
+  // A first request answers within RPC_TIMEOUT_MS, and its answer is stored within as long again: a claim unanswered
+  // past both (and a second of slack) was abandoned.
+  const idempotency = createIdempotency({
+    sql,
+    log,
+    waitMs: config.RPC_TIMEOUT_MS,
+    leaseMs: 2 * config.RPC_TIMEOUT_MS + 1000,
+  });
+  const apiIdempotency = idempotency({
+    refusals: apiRefusals,
+    owner: (res) => (res.locals['key'] as KeyRecord | undefined)?.keyId,
+  });
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests by route and status',
@@ -273,7 +287,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       }
       return [{ path: 'body', message: 'is larger than this operation accepts' }];
     };
-    return [checkScope, parseBody, run];
+    return op.method === 'post' ? [checkScope, parseBody, apiIdempotency, run] : [checkScope, parseBody, run];
   }
 
   app.use((_req: Request, res: Response) => sendError(res, 'NOT_FOUND', 'No such route'));

@@ -9,6 +9,7 @@ import { trackReadiness } from '@platform/shared/readiness';
 import { createApp } from './app.ts';
 import { answerClientError } from './http-errors.ts';
 import type { GatewayConfig } from './config.ts';
+import { startIdempotencyPurge } from './idempotency/purge.ts';
 import { createRequester } from './requester.ts';
 import { createUsageRecorder } from './usage.ts';
 
@@ -58,6 +59,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     recordUsage: usage.record,
     requester,
   });
+  const idempotencyPurge = startIdempotencyPurge(sql, log);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
   const server: Server = createServer(SLOW_CLIENT_LIMITS, app);
@@ -94,6 +96,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
         server.closeIdleConnections();
       });
       await usage.stop();
+      await idempotencyPurge.stop();
       readiness.stop();
       await ops.close();
       requester.close();

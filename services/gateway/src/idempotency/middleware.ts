@@ -1,0 +1,107 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { hashBody } from '@platform/shared/body-hash';
+import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
+import type { Logger } from '@platform/shared/log';
+import { captureAnswer, replayAnswer } from './answer.ts';
+import { claimKey, releaseKey, storeAnswer } from './queries.ts';
+
+/** Stripe's bound on a key's length. */
+export const MAX_KEY_LENGTH = 255;
+const KEY_SHAPE = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
+
+/** How each API words its refusals (the error envelope of /api/v1, Stripe's error object on /v1). */
+export interface IdempotencyRefusals {
+  /** An Idempotency-Key that is empty, too long, or not printable ASCII (`problem` says so): 400. */
+  invalidKey(res: Response, problem: string): void;
+  /** The key was first used with another method, path or body. */
+  mismatch(res: Response, key: string): void;
+  /** The key's first request is still running after the wait. */
+  inProgress(res: Response, key: string): void;
+  /** Postgres did not answer: nothing was done. */
+  unavailable(res: Response): void;
+}
+
+export interface IdempotencyOptions {
+  refusals: IdempotencyRefusals;
+  /**
+   * Whose key this is: the API key (or dashboard user) the request authenticated as; keys of others never meet.
+   * Undefined for a request that authenticated as no one, which is then not idempotent.
+   */
+  owner(res: Response): string | undefined;
+  /** What else makes two requests different besides method, path and body (the Stripe-Account acted for). */
+  context?(req: Request): string;
+}
+
+/**
+ * Idempotency-Key with Stripe's semantics, as middleware placed after authentication and body parsing, right
+ * before the operation. A request without the header goes straight on. With it, the first request claims the key
+ * (INSERT … ON CONFLICT), does the work, and its answer is stored before it is sent; the same key with the same
+ * fingerprint (method, path, context, body) within 24 hours replays that answer, status, body byte for byte and the
+ * headers the operation set, with `Idempotent-Replayed: true`; with another fingerprint it is refused. Requests
+ * that find the key's first request still running poll its row until it is answered, for at most `waitMs` (the
+ * first request answers within its own deadline, which is as long), then are refused as in progress (409, as
+ * Stripe does). Stored: what the operation answered, 5xx included (Stripe replays its 500s), except 503 and other
+ * 5xx that say the operation gave no answer: the key is released and a retry does the work.
+ */
+export function createIdempotency(deps: { sql: Sql; log: Logger; waitMs: number; leaseMs: number }) {
+  const { sql, log, waitMs, leaseMs } = deps;
+
+  return (opts: IdempotencyOptions): RequestHandler =>
+    async function idempotent(req: Request, res: Response, next: NextFunction) {
+      const key = req.headers['idempotency-key'];
+      if (key === undefined) return next();
+      if (typeof key !== 'string' || !KEY_SHAPE.test(key))
+        return opts.refusals.invalidKey(res, `must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters`);
+      const owner = opts.owner(res);
+      if (owner === undefined) return next();
+      const requestId = res.locals['requestId'] as string;
+      const fingerprint = hashBody({
+        method: req.method,
+        path: req.originalUrl,
+        context: opts.context?.(req) ?? '',
+        body: req.body ?? null,
+      });
+      const giveUpAt = Date.now() + waitMs;
+      try {
+        for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
+          const state = await withinDeadline(
+            claimKey(sql, { owner, key, fingerprint, requestId, leaseMs }),
+            Math.max(1, giveUpAt - Date.now()),
+          );
+          if (state.kind === 'claimed') {
+            captureAnswer(res, (answer) => settle(owner, key, requestId, answer));
+            return next();
+          }
+          if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint))
+            return opts.refusals.mismatch(res, key);
+          if (state.kind === 'answered') return replayAnswer(res, state.answer, state.requestId);
+          if (Date.now() + pause > giveUpAt) return opts.refusals.inProgress(res, key);
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+      } catch (err) {
+        if (isDatabaseUnavailable(err))
+          log.warn('idempotency key: database unavailable', { err: err as Error, request_id: requestId });
+        else log.error('idempotency key claim failed', { err: err as Error, request_id: requestId });
+        opts.refusals.unavailable(res);
+      }
+    };
+
+  /**
+   * Keeps the answer or gives the key up. A failure to keep it is logged and the answer still goes out: the claim
+   * then lapses at locked_until and a retry does the work again, as when the gateway stops mid-request.
+   */
+  async function settle(
+    owner: string,
+    key: string,
+    requestId: string,
+    answer: { status: number; headers: Record<string, string | string[]>; body: Buffer },
+  ): Promise<void> {
+    try {
+      const settled =
+        answer.status <= 500 ? storeAnswer(sql, owner, key, requestId, answer) : releaseKey(sql, owner, key, requestId);
+      await withinDeadline(settled, waitMs);
+    } catch (err) {
+      log.warn('idempotency key: the answer was not stored', { err: err as Error, request_id: requestId });
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type { Sql } from '@platform/shared/db';
+import { inOneTrip } from '@platform/shared/transactions';
+
+/** How long a key is honoured, from the request that claimed it: Stripe's 24 hours. */
+export const KEY_LIFETIME_HOURS = 24;
+
+/** An answer as it is stored and replayed. */
+export interface StoredAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/** A key's row as the claim found it. */
+export type KeyState =
+  | { kind: 'claimed' }
+  | { kind: 'absent' }
+  | { kind: 'running'; fingerprint: Buffer }
+  | { kind: 'answered'; fingerprint: Buffer; requestId: string; answer: StoredAnswer };
+
+interface KeyRow {
+  claimed: boolean;
+  fingerprint: Buffer | null;
+  request_id: string | null;
+  status: number | null;
+  headers: Record<string, string | string[]> | null;
+  body: Buffer | null;
+}
+
+/**
+ * Claims the key for this request in one statement: a new key, one past its lifetime (not purged yet), or one whose
+ * claim was abandoned (unanswered past locked_until) for the same fingerprint. Otherwise answers the row as it
+ * stands. `absent` is a row that the statement's snapshot could not see yet (a claim committed while this one
+ * waited on it): the caller asks again.
+ */
+export async function claimKey(
+  sql: Sql,
+  claim: { owner: string; key: string; fingerprint: Buffer; requestId: string; leaseMs: number },
+): Promise<KeyState> {
+  const { owner, key, fingerprint, requestId, leaseMs } = claim;
+  const [row] = await sql<KeyRow[]>`
+    with claimed as (
+      insert into idempotency_keys as k (owner, key, fingerprint, request_id, locked_until)
+      values (${owner}, ${key}, ${fingerprint}, ${requestId}, now() + ${leaseMs} * interval '1 millisecond')
+      on conflict (owner, key) do update
+        set fingerprint = excluded.fingerprint, request_id = excluded.request_id, created_at = now(),
+            locked_until = excluded.locked_until, status = null, headers = null, body = null
+        where k.created_at <= now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
+           or (k.status is null and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
+      returning 1
+    )
+    select exists (select 1 from claimed) as claimed, k.fingerprint, k.request_id, k.status, k.headers, k.body
+    from (select 1) as one
+    left join idempotency_keys k on k.owner = ${owner} and k.key = ${key}`;
+  if (!row || row.claimed) return { kind: 'claimed' };
+  if (!row.fingerprint) return { kind: 'absent' };
+  if (row.status === null) return { kind: 'running', fingerprint: row.fingerprint };
+  return {
+    kind: 'answered',
+    fingerprint: row.fingerprint,
+    requestId: row.request_id!,
+    answer: { status: row.status, headers: row.headers ?? {}, body: row.body ?? Buffer.alloc(0) },
+  };
+}
+
+/**
+ * Stores the answer of the request that holds the claim. Committed with a WAL flush (the gateway's pool commits
+ * without one): the answer goes to the client only after it is durable, so a retry after a Postgres crash replays
+ * it rather than doing the work again.
+ */
+export async function storeAnswer(
+  sql: Sql,
+  owner: string,
+  key: string,
+  requestId: string,
+  answer: StoredAnswer,
+): Promise<void> {
+  await inOneTrip(sql, (tx) => ({
+    durable: tx`set local synchronous_commit = on`,
+    stored: tx`
+      update idempotency_keys
+      set status = ${answer.status}, headers = ${sql.json(answer.headers)}, body = ${answer.body}
+      where owner = ${owner} and key = ${key} and request_id = ${requestId}`,
+  }));
+}
+
+/** Gives the key up (an answer that is not stored): the next request with it does the work. */
+export async function releaseKey(sql: Sql, owner: string, key: string, requestId: string): Promise<void> {
+  await sql`
+    delete from idempotency_keys
+    where owner = ${owner} and key = ${key} and request_id = ${requestId} and status is null`;
+}
+
+/** Deletes at most `limit` keys past their lifetime; how many. */
+export async function deleteExpiredKeys(sql: Sql, limit: number): Promise<number> {
+  const deleted = await sql`
+    delete from idempotency_keys where (owner, key) in (
+      select owner, key from idempotency_keys
+      where created_at <= now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
+      order by created_at
+      limit ${limit}
+      for update skip locked)`;
+  return deleted.count;
+}
