@@ -131,3 +131,25 @@ t.test('an onboarding link: a URL on the platform, 24 hours', async (t) => {
   const expires = Date.parse(link.body.expires_at);
   t.ok(expires >= before + 24 * 3600_000 && expires <= Date.now() + 24 * 3600_000, 'expires in 24 hours');
 });
+
+t.test('a valid form releases the payouts held for want of one, in its transaction', async (t) => {
+  const affiliate = await createAffiliate(client, 'held@example.com');
+  const [merchant] = await platform.sql<{ merchant_id: string }[]>`
+    select merchant_id from affiliates where id = ${affiliate.id}`;
+  const held = async (id: string) =>
+    (await platform.sql<{ held_reason: string | null }[]>`select held_reason from payouts where id = ${id}`)[0]!
+      .held_reason;
+  const insertHeld = async (id: string) => platform.sql`
+    insert into payouts (id, merchant_id, affiliate_id, amount, currency, status, period_start, period_end, created_at,
+                         held_reason)
+    values (${id}, ${merchant!.merchant_id}, ${affiliate.id}, 700, 'USD', 'pending', now(), now(), now(),
+            'tax_form_required')`;
+  await insertHeld('po_held_by_expired_form');
+  const expired = await client.post(taxFormsPath(affiliate.id), w8ben({ signed_on: '2020-01-15' }));
+  t.equal(expired.body.status, 'expired');
+  t.equal(await held('po_held_by_expired_form'), 'tax_form_required', 'an expired form releases nothing');
+
+  const valid = await client.post(taxFormsPath(affiliate.id), w9('123-45-6789'));
+  t.equal(valid.status, 201);
+  t.equal(await held('po_held_by_expired_form'), null, 'released by the valid form');
+});

@@ -1,6 +1,7 @@
 import { ApiError, type ErrorDetail } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
 import { enqueueEvents } from '@platform/shared/outbox';
+import { releaseTaxFormHolds } from '@platform/shared/payout-holds';
 import type { Queryable, TransactionSql } from '@platform/shared/db';
 import type { MaskedPayoutDetails, PayoutDetailsBody, TaxForm, TaxFormBody } from '@platform/shared/schemas/tax-forms';
 import { maskLastFour, storeSecret } from '@platform/shared/vault';
@@ -41,8 +42,9 @@ export function checkedPayoutDetails(body: PayoutDetailsBody, prefix = '') {
 }
 
 /**
- * Stores a checked form as the affiliate's form in force (the one before is superseded) and writes
- * tax_form.submitted to the outbox in the same transaction: affiliate, form type and time, never the TIN.
+ * Stores a checked form as the affiliate's form in force (the one before is superseded), releases the payouts held
+ * for want of one, and writes tax_form.submitted to the outbox in the same transaction: affiliate, form type and
+ * time, never the TIN.
  */
 export async function recordTaxForm(
   tx: TransactionSql,
@@ -76,6 +78,8 @@ export async function recordTaxForm(
     expiresAt: taxFormExpiry(form.form_type, form.signed_on),
   });
   const stored = presentTaxForm((await listTaxForms(tx, merchantId, affiliateId, id))[0]!);
+  // Payouts held for want of a form may be sent from now on, committed with the form.
+  if (stored.status === 'valid') await releaseTaxFormHolds(tx, merchantId, affiliateId);
   await enqueueEvents(tx, [
     {
       merchantId,
