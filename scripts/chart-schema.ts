@@ -156,6 +156,15 @@ function chartValuesSchema(): TObject {
         interval: Type.String({ pattern: '^[0-9]+(ms|s|m|h)$' }),
         labels: map(Type.String(), 'labels'),
       }),
+      prometheusRule: closed({
+        enabled: Type.Boolean(),
+        labels: map(Type.String(), 'labels'),
+      }),
+      grafanaDashboard: closed({
+        enabled: Type.Boolean(),
+        labels: map(Type.String(), 'labels'),
+        annotations: map(Type.String(), 'annotations'),
+      }),
     }),
   });
 }
