@@ -27,15 +27,15 @@ type Write = Response['write'];
 export function captureAnswer(res: Response, keep: (answer: StoredAnswer) => Promise<void>): void {
   const before = new Set(res.getHeaderNames());
   const chunks: Buffer[] = [];
-  const write = res.write;
-  const end = res.end;
-  res.write = function (this: Response, chunk: unknown, ...rest: unknown[]) {
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
     collect(chunks, chunk, rest[0]);
-    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-  } as Write;
-  res.end = function (this: Response, ...args: unknown[]) {
-    res.write = write;
-    res.end = end;
+    return write(chunk, ...rest);
+  }) as Write;
+  res.end = ((...args: unknown[]) => {
+    res.write = write as Write;
+    res.end = end as End;
     if (typeof args[0] !== 'function') collect(chunks, args[0], args[1]);
     const headers: StoredAnswer['headers'] = {};
     for (const name of res.getHeaderNames()) {
@@ -43,11 +43,9 @@ export function captureAnswer(res: Response, keep: (answer: StoredAnswer) => Pro
       const value = res.getHeader(name)!;
       headers[name] = Array.isArray(value) ? value : String(value);
     }
-    void keep({ status: res.statusCode, headers, body: Buffer.concat(chunks) }).then(() =>
-      (end as (...a: unknown[]) => Response).apply(res, args),
-    );
+    void keep({ status: res.statusCode, headers, body: Buffer.concat(chunks) }).then(() => end(...args));
     return res;
-  } as End;
+  }) as End;
 }
 
 function collect(chunks: Buffer[], chunk: unknown, encoding: unknown): void {

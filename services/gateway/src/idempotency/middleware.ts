@@ -59,7 +59,7 @@ export function createIdempotency(deps: { sql: Sql; log: Logger; waitMs: number;
         method: req.method,
         path: req.originalUrl,
         context: opts.context?.(req) ?? '',
-        body: req.body ?? null,
+        body: (req.body as unknown) ?? null,
       });
       const giveUpAt = Date.now() + waitMs;
       try {
