@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import { deleteExpiredKeys } from '@platform/gateway/idempotency/queries';
+import { operations } from '@platform/shared/api';
 import type { ApiResponse } from '../helpers/client.ts';
 import { startWebhookPlatform } from '../helpers/webhooks.ts';
 
@@ -139,4 +140,19 @@ t.test('after 24 hours the key is new again, and the purge deletes it', async (t
   t.equal(await deleteExpiredKeys(platform.sql, 1000), 1, 'the purge deletes the expired key');
   const rows = await platform.sql`select 1 from idempotency_keys where key = 'daily'`;
   t.equal(rows.length, 0);
+});
+
+t.test('the OpenAPI document lists Idempotency-Key and the replay headers on every POST, and only there', async (t) => {
+  const doc = (await (await fetch(`${platform.baseUrl}/api/v1/openapi`)).json()) as {
+    paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; responses: object }>>;
+  };
+  for (const op of operations.filter((o) => o.path.startsWith('/api/v1/'))) {
+    const entry = doc.paths[op.path]![op.method]!;
+    const documented = (entry.parameters ?? []).some((p) => p.name === 'Idempotency-Key' && p.in === 'header');
+    t.equal(documented, op.method === 'post', `${op.operationId}: Idempotency-Key ${op.method === 'post'}`);
+    if (op.method !== 'post') continue;
+    t.ok('409' in entry.responses, `${op.operationId}: 409 documented`);
+    const success = (entry.responses as Record<string, { headers?: object }>)[String(op.success[0]!.status)]!;
+    t.ok(success.headers && 'Idempotent-Replayed' in success.headers, `${op.operationId}: Idempotent-Replayed`);
+  }
 });

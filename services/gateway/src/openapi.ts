@@ -13,12 +13,42 @@ const ERROR_RESPONSES: Record<string, string> = {
   '402': "PLAN_REQUIRED: the merchant's plan is below Growth",
   '403': 'FORBIDDEN: the key lacks the scope',
   '404': 'NOT_FOUND: no such resource for this merchant',
-  '409': 'CONFLICT: a duplicate, or a reused identifier with a different body',
+  '409':
+    'CONFLICT: a duplicate, a reused identifier with a different body, or an Idempotency-Key reused with another request or whose first request is still running',
   '413': 'INVALID_INPUT: the body exceeds 1 MiB',
   '415': 'INVALID_INPUT: the body is not JSON',
   '429': 'RATE_LIMITED: the key exceeded rate_limit_per_min; see Retry-After',
   '500': 'INTERNAL: an unexpected failure; no details are exposed',
   '503': 'UNAVAILABLE: a dependency is down; see Retry-After',
+};
+
+/** On every POST: Stripe's Idempotency-Key (services/gateway/src/idempotency). */
+const IDEMPOTENCY_KEY: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'makes the POST safe to retry: the same key with the same method, path and body within 24 hours answers the first ' +
+    "request's status and body again (with Idempotent-Replayed: true) without doing the work twice; with another " +
+    'request it is 409 CONFLICT. Keys belong to the API key that sends them.',
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[\\x20-\\x7E]+$',
+    examples: ['order-1234-attempt'],
+  },
+};
+
+const REPLAY_HEADERS = {
+  'Idempotent-Replayed': {
+    description: 'true when the answer is the stored answer of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+  'Original-Request': {
+    description: 'on a replay: the X-Request-Id of the request whose answer this is',
+    schema: { type: 'string' },
+  },
 };
 
 const RATE_HEADERS = {
@@ -38,12 +68,17 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const op of operations) {
-    const parameters = [...objectParameters(op.params, 'path', toJson), ...objectParameters(op.query, 'query', toJson)];
+    const post = op.method === 'post';
+    const parameters = [
+      ...objectParameters(op.params, 'path', toJson),
+      ...objectParameters(op.query, 'query', toJson),
+      ...(post ? [IDEMPOTENCY_KEY] : []),
+    ];
     const responses: Record<string, Json> = {};
     for (const s of op.success) {
       responses[String(s.status)] = {
         description: s.description,
-        headers: refHeaders(),
+        headers: post ? { ...refHeaders(), ...REPLAY_HEADERS } : refHeaders(),
         // 204 has no body, so no content is listed for it.
         ...(s.status === 204
           ? {}
@@ -52,7 +87,8 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
     }
     const errorStatuses = ['400', '401', '402', '403', '429', '500', '503'];
     if (Object.keys(op.params.properties).length > 0) errorStatuses.push('404');
-    if (op.body) errorStatuses.push('409', '413', '415');
+    if (op.body) errorStatuses.push('413', '415');
+    if (op.body || post) errorStatuses.push('409');
     for (const status of errorStatuses.sort()) responses[status] = { $ref: `#/components/responses/E${status}` };
     (paths[op.path] ??= {})[op.method] = {
       operationId: op.operationId,
