@@ -2,7 +2,7 @@ import { jetstream, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream
 import type { NatsConnection } from '@nats-io/transport-node';
 import { streamName, type DurableConsumerEntry } from './catalogue.ts';
 import type { Logger } from './log.ts';
-import { createPacer } from './pacer.ts';
+import { createBatcher } from './batcher.ts';
 import type { Worker } from './service.ts';
 import type { Topology } from './topology.ts';
 
@@ -35,28 +35,16 @@ export function consumeInBatches(
     handleBatch: (batch: JsMsg[]) => Promise<void>;
   },
 ): { stop(): Promise<void> } {
-  const waiting: JsMsg[] = [];
-  const inFlight = new Set<Promise<void>>();
   let stopping = false;
-  const start = () => {
-    while (!stopping && waiting.length > 0 && inFlight.size < opts.concurrency) {
-      const work: Promise<void> = opts
-        .handleBatch(waiting.splice(0, opts.maxBatch))
-        .catch((err) => opts.log.error(`${opts.name}: batch failed`, { err }))
-        .finally(() => {
-          inFlight.delete(work);
-          next();
-        });
-      inFlight.add(work);
-    }
-  };
-  // With gatherTurn, at the end of this turn (so that the messages delivered together are handled together) and
-  // no sooner than minIntervalMs after the previous start.
-  const pacer = opts.gatherTurn ? createPacer(opts.minIntervalMs ?? 0, start) : null;
-  const next = () => {
-    if (!pacer || waiting.length >= opts.maxBatch) start();
-    else if (waiting.length > 0) pacer.kick();
-  };
+  const batcher = createBatcher<JsMsg>(
+    {
+      slots: opts.concurrency,
+      largestBatch: opts.maxBatch,
+      leastIntervalMs: opts.gatherTurn ? (opts.minIntervalMs ?? 0) : null,
+    },
+    opts.handleBatch,
+    (err) => opts.log.error(`${opts.name}: batch failed`, { err }),
+  );
   const loop = (async () => {
     for await (const m of messages) {
       // Received but not started: offered again at once (to this consumer's next pull, or another replica) rather
@@ -65,23 +53,22 @@ export function consumeInBatches(
         m.nak();
         continue;
       }
-      waiting.push(m);
-      next();
-      while (waiting.length >= opts.maxWaiting && !stopping) {
-        start();
-        if (inFlight.size === 0) break;
-        await Promise.race(inFlight);
+      batcher.add(m);
+      while (batcher.waiting >= opts.maxWaiting && !stopping) {
+        batcher.startNow();
+        if (batcher.inProgress === 0) break;
+        await batcher.oneEnded();
       }
     }
   })();
   return {
     async stop() {
       stopping = true;
-      pacer?.stop();
+      // No batch starts from here on; the ones in progress finish while the pull closes.
+      const unstarted = batcher.stop();
       await messages.close().catch(() => {});
       await loop.catch(() => {});
-      while (inFlight.size > 0) await Promise.all([...inFlight]);
-      for (const m of waiting.splice(0)) m.nak();
+      for (const m of await unstarted) m.nak();
     },
   };
 }

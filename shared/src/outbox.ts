@@ -3,7 +3,7 @@ import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
-import { createPacer } from './pacer.ts';
+import { createBatcher } from './batcher.ts';
 import type { Logger } from './log.ts';
 import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './service.ts';
@@ -260,9 +260,9 @@ function pubAckRefusal(data: Uint8Array, statusCode: number | undefined): Error 
  * row of the batch; a crash or a refusal before the commit rolls the mark back and re-publishes the rows later, and
  * Nats-Msg-Id (the envelope id) makes JetStream store each once. Woken by `outboxCommitted` in its own process, by
  * NOTIFY (enqueueEvent, or a process without a relay), and by a timer in case a wake-up was missed. Wake-ups are
- * paced (pacer.ts): a pass starts no sooner than `minIntervalMs` after the previous one started, so that under a
+ * batched (batcher.ts): a pass starts no sooner than `minIntervalMs` after the previous one started, so that under a
  * steady load one pass claims, publishes and marks the rows of many commits instead of each commit's one or two;
- * `flush()` itself is never held back.
+ * `flush()` starts a pass at once unless one is in progress, and answers how many rows its pass published.
  */
 export function startOutboxRelay(opts: {
   sql: Sql;
@@ -283,8 +283,6 @@ export function startOutboxRelay(opts: {
   const publisher = createJetStreamPublisher(nc);
   const batchSize = opts.batchSize ?? 200;
   let stopped = false;
-  let running: Promise<number> | null = null;
-  let again = false;
 
   /**
    * One batch in two round trips to Postgres: BEGIN with the statement that claims the oldest unpublished rows and
@@ -318,38 +316,45 @@ export function startOutboxRelay(opts: {
   };
   const publishBatch = () => inTransaction(sql, claimAndPublish);
 
-  const flush = async (): Promise<number> => {
-    if (running) {
-      again = true;
-      return running;
+  /** One pass: batches until what is committed is published; a refusal ends it, and the next wake-up retries. */
+  const publishCommitted = async (): Promise<number> => {
+    let total = 0;
+    try {
+      let n: number;
+      do {
+        n = await publishBatch();
+        total += n;
+      } while (n === batchSize && !stopped);
+    } catch (err) {
+      log.warn('outbox relay could not publish; will retry', { err });
+      opts.onRefused?.();
     }
-    running = (async () => {
-      let total = 0;
-      try {
-        do {
-          again = false;
-          let n: number;
-          do {
-            n = await publishBatch();
-            total += n;
-          } while (n === batchSize && !stopped);
-        } while (again && !stopped);
-      } catch (err) {
-        log.warn('outbox relay could not publish; will retry', { err });
-        opts.onRefused?.();
-      } finally {
-        running = null;
-      }
-      if (total > 0) log.debug('outbox relay published', { count: total });
-      return total;
-    })();
-    return running;
+    if (total > 0) log.debug('outbox relay published', { count: total });
+    return total;
   };
+
+  // One pass at a time; wake-ups that come during a pass are answered by the next one, which then covers every row
+  // they committed. An item is a wake-up, or a `flush` waiting to hear how many rows its pass published.
+  type WakeUp = ((published: number) => void) | null;
+  const passes = createBatcher<WakeUp>(
+    { slots: 1, largestBatch: Infinity, leastIntervalMs: opts.minIntervalMs ?? 0 },
+    async (wakeUps) => {
+      const published = await publishCommitted();
+      for (const answer of wakeUps) answer?.(published);
+    },
+    () => {}, // publishCommitted does not throw
+  );
+  const flush = () =>
+    stopped
+      ? Promise.resolve(0)
+      : new Promise<number>((resolve) => {
+          passes.add(resolve);
+          passes.startNow();
+        });
 
   const timer = setInterval(() => void flush(), opts.pollMs ?? 1000);
   timer.unref();
-  const pacer = createPacer(opts.minIntervalMs ?? 0, () => void flush());
-  const wake = () => pacer.kick();
+  const wake = () => passes.add(null);
   let wakes = localRelays.get(sql);
   if (!wakes) localRelays.set(sql, (wakes = new Set()));
   wakes.add(wake);
@@ -364,13 +369,12 @@ export function startOutboxRelay(opts: {
     async stop() {
       stopped = true;
       clearInterval(timer);
-      pacer.stop();
       wakes.delete(wake);
       // Unlisten first, whatever is in flight: the work may be stuck on a database that has gone away, and then the
       // pool is closed under it (the drain bound in service.ts); no LISTEN should be left open when that happens.
       const l = await listening;
       await l?.unlisten().catch(() => {});
-      if (running) await running;
+      for (const answer of await passes.stop()) answer?.(0);
       publisher.close();
     },
   };

@@ -4,7 +4,7 @@ import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import type { OperationResult } from '@platform/shared/operation';
 import { outboxCommitted } from '@platform/shared/outbox';
-import { createPacer } from '@platform/shared/pacer';
+import { createBatcher } from '@platform/shared/batcher';
 import type { RecordEventBody } from '@platform/shared/schemas/events-api';
 import { settingsAndAttribution, visitIdOf } from './attribution.ts';
 import { hashBody } from '@platform/shared/body-hash';
@@ -22,7 +22,7 @@ import {
 /** Batches being recorded at once; events arriving while every slot is busy wait and go together in the next. */
 export const RECORDING_SLOTS = 2;
 /** The most events one batch records (one read and one insert statement). */
-const MAX_BATCH = 64;
+const LARGEST_BATCH = 64;
 
 interface Request {
   merchantId: string;
@@ -48,44 +48,25 @@ export type RecordEvent = (merchantId: string, body: RecordEventBody, log: Logge
  * per event.
  *
  * Why: on this path a statement's socket writes, the backend's wake-up and the commit's WAL flush cost more than
- * the rows themselves, so recording n events in one commit costs little more than recording one. A lone request
- * still starts at once (at the end of its turn); under load the batches grow with the queue. A batch that is not full
- * starts no sooner than `minIntervalMs` after the previous one (pacer.ts): at a steady moderate rate a batch
- * started the moment a slot was free would carry one event and pay every fixed cost for it alone.
+ * the rows themselves, so recording n events in one commit costs little more than recording one (batcher.ts). A
+ * batch that is not full starts no sooner than `leastIntervalMs` after the previous one: at a steady moderate rate a
+ * batch started the moment a slot was free would carry one event and pay every fixed cost for it alone.
  *
  * Each request keeps its own outcome, as if alone: 201 with the event it inserted; for a key already taken, 200
  * with the stored event when its body hash matches and 409 CONFLICT when it does not; 400 for its own invalid input.
  * Requests in one batch with the same key are compared with the one that came first, as if it had been inserted
  * before them. When the batch's insert fails, its events are inserted one by one, so one bad event fails alone.
  */
-export function createEventRecorder(sql: Sql, attributionSql: Sql, minIntervalMs: number): RecordEvent {
-  const waiting: Request[] = [];
-  let inProgress = 0;
-  const start = () => {
-    while (waiting.length > 0 && inProgress < RECORDING_SLOTS) {
-      const batch = waiting.splice(0, MAX_BATCH);
-      inProgress++;
-      void recordBatch(sql, attributionSql, batch)
-        .catch((err) => {
-          for (const r of batch) r.reject(err);
-        })
-        .finally(() => {
-          inProgress--;
-          next();
-        });
-    }
-  };
-  // At the end of this turn, so that the requests delivered together are recorded together, and paced.
-  const pacer = createPacer(minIntervalMs, start);
-  const next = () => {
-    if (waiting.length >= MAX_BATCH) start();
-    else if (waiting.length > 0) pacer.kick();
-  };
+export function createEventRecorder(sql: Sql, attributionSql: Sql, leastIntervalMs: number): RecordEvent {
+  const batcher = createBatcher<Request>(
+    { slots: RECORDING_SLOTS, largestBatch: LARGEST_BATCH, leastIntervalMs },
+    (batch) => recordBatch(sql, attributionSql, batch),
+    (err, batch) => {
+      for (const r of batch) r.reject(err);
+    },
+  );
   return (merchantId, body, log) =>
-    new Promise<OperationResult>((resolve, reject) => {
-      waiting.push({ merchantId, body, log, resolve, reject });
-      next();
-    });
+    new Promise<OperationResult>((resolve, reject) => batcher.add({ merchantId, body, log, resolve, reject }));
 }
 
 /**

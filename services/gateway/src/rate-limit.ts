@@ -1,5 +1,5 @@
 import type { Sql } from '@platform/shared/db';
-import { createPacer } from '@platform/shared/pacer';
+import { createBatcher } from '@platform/shared/batcher';
 
 export interface RateDecision {
   allowed: boolean;
@@ -10,6 +10,7 @@ export interface RateDecision {
 }
 
 interface Waiter {
+  keyId: string;
   limit: number;
   resolve(d: RateDecision): void;
   reject(err: unknown): void;
@@ -27,66 +28,23 @@ interface Waiter {
  * pays one round trip per batch instead of one per request.
  *
  * A batch starts at the end of a turn of the event loop (so that requests read from several connections in one turn
- * share it), but not sooner than `batchIntervalMs` after the previous one started (pacer.ts): under load a batch then
- * carries every request of that interval, and at low rates no request waits.
+ * share it), but not sooner than `batchIntervalMs` after the previous one started (batcher.ts): under load a batch
+ * then carries every request of that interval, and at low rates no request waits.
  */
 export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
-  let queued = new Map<string, Waiter[]>();
-  let flushing = false;
-  const pacer = createPacer(batchIntervalMs, () => void flush());
-  // Not while a batch is in flight: its end kicks the pacer for what queued meanwhile.
-  const schedule = () => {
-    if (!flushing) pacer.kick();
-  };
-
-  const flush = async (): Promise<void> => {
-    if (flushing || queued.size === 0) return;
-    flushing = true;
-    const batch = queued;
-    queued = new Map();
-    const keyIds = [...batch.keys()];
-    const counts = keyIds.map((k) => batch.get(k)!.length);
-    try {
-      const rows = await sql<{ key_id: string; count: number; reset_ms: number }[]>`
-        insert into api_rate_windows as w (key_id, window_start, count)
-        select key_id, clock_timestamp(), n
-        from unnest(${keyIds}::text[], ${counts}::int[]) as batch(key_id, n)
-        order by key_id
-        on conflict (key_id) do update set
-          window_start = case when w.window_start <= clock_timestamp() - interval '1 minute' then clock_timestamp() else w.window_start end,
-          count = case when w.window_start <= clock_timestamp() - interval '1 minute' then excluded.count else w.count + excluded.count end
-        returning key_id, count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms`;
-      for (const row of rows) {
-        const waiters = batch.get(row.key_id)!;
-        const first = row.count - waiters.length + 1;
-        const resetSeconds = Math.max(1, Math.ceil(row.reset_ms / 1000));
-        waiters.forEach((w, i) => {
-          const position = first + i;
-          w.resolve({
-            allowed: position <= w.limit,
-            limit: w.limit,
-            remaining: Math.max(0, w.limit - position),
-            resetSeconds,
-          });
-        });
-      }
-    } catch (err) {
-      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
-    } finally {
-      flushing = false;
-      if (queued.size > 0) schedule();
-    }
-  };
+  // One statement at a time: requests that arrive while it is in flight go in the next, all keys together.
+  const batcher = createBatcher<Waiter>(
+    { slots: 1, largestBatch: Infinity, leastIntervalMs: batchIntervalMs },
+    (batch) => countBatch(sql, batch),
+    (err, batch) => {
+      for (const w of batch) w.reject(err);
+    },
+  );
 
   return {
     /** Takes the next slot of the key's window. */
     consume: (keyId: string, limit: number): Promise<RateDecision> =>
-      new Promise<RateDecision>((resolve, reject) => {
-        const waiters = queued.get(keyId);
-        if (waiters) waiters.push({ limit, resolve, reject });
-        else queued.set(keyId, [{ limit, resolve, reject }]);
-        schedule();
-      }),
+      new Promise<RateDecision>((resolve, reject) => batcher.add({ keyId, limit, resolve, reject })),
     /** The key's window as it stands, taking nothing: for answers that come before the rate check (402). */
     async peek(keyId: string, limit: number): Promise<RateDecision> {
       const [row] = await sql<{ count: number; reset_ms: number }[]>`
@@ -101,4 +59,39 @@ export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
       };
     },
   };
+}
+
+/** Counts one batch of requests, every key in one upsert, and answers each request with its place in its window. */
+async function countBatch(sql: Sql, batch: Waiter[]): Promise<void> {
+  const byKey = new Map<string, Waiter[]>();
+  for (const w of batch) {
+    const waiters = byKey.get(w.keyId);
+    if (waiters) waiters.push(w);
+    else byKey.set(w.keyId, [w]);
+  }
+  const keyIds = [...byKey.keys()];
+  const counts = keyIds.map((k) => byKey.get(k)!.length);
+  const rows = await sql<{ key_id: string; count: number; reset_ms: number }[]>`
+    insert into api_rate_windows as w (key_id, window_start, count)
+    select key_id, clock_timestamp(), n
+    from unnest(${keyIds}::text[], ${counts}::int[]) as batch(key_id, n)
+    order by key_id
+    on conflict (key_id) do update set
+      window_start = case when w.window_start <= clock_timestamp() - interval '1 minute' then clock_timestamp() else w.window_start end,
+      count = case when w.window_start <= clock_timestamp() - interval '1 minute' then excluded.count else w.count + excluded.count end
+    returning key_id, count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms`;
+  for (const row of rows) {
+    const waiters = byKey.get(row.key_id)!;
+    const first = row.count - waiters.length + 1;
+    const resetSeconds = Math.max(1, Math.ceil(row.reset_ms / 1000));
+    waiters.forEach((w, i) => {
+      const position = first + i;
+      w.resolve({
+        allowed: position <= w.limit,
+        limit: w.limit,
+        remaining: Math.max(0, w.limit - position),
+        resetSeconds,
+      });
+    });
+  }
 }
