@@ -1,0 +1,52 @@
+import t from 'tap';
+import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
+
+/**
+ * 20 concurrent POST /api/v1/payouts over real HTTP, through the gateway to the commissions service: every
+ * commission ends in exactly one payout, whatever order the requests run in.
+ */
+
+const { platform, service } = await startPayoutsPlatform(t, { env: { DATABASE_POOL_SIZE: '10' } });
+
+t.test('20 concurrent POST /api/v1/payouts never put one commission in two payouts', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
+  const expected = new Map<string, string[]>();
+  for (let i = 0; i < 6; i++) {
+    const a = await affiliate(m, `aff${i}@example.com`);
+    const usd = await approvedCommissions(platform, service, m.id, a.id, [
+      { amount: '100.00' },
+      { amount: '55.55' },
+      { amount: '12.34' },
+    ]);
+    const eur = await approvedCommissions(platform, service, m.id, a.id, [{ amount: '70.00', currency: 'EUR' }]);
+    expected.set(`${a.id} USD`, usd);
+    expected.set(`${a.id} EUR`, eur);
+  }
+
+  const answers = await Promise.all(Array.from({ length: 20 }, () => m.client.post('/api/v1/payouts', {})));
+  t.same(
+    answers.map((a) => a.status),
+    Array(20).fill(201),
+    'every request answered 201',
+  );
+  const created = answers.flatMap(
+    (a) => a.body.data as { id: string; affiliate_id: string; currency: string; commission_ids: string[] }[],
+  );
+  t.equal(created.length, expected.size, 'one payout per affiliate and currency, across all answers');
+  const seen = new Map<string, string>();
+  for (const p of created) {
+    for (const id of p.commission_ids) {
+      t.notOk(seen.has(id), `commission ${id} in one payout only`);
+      seen.set(id, p.id);
+    }
+    t.same([...p.commission_ids].sort(), [...expected.get(`${p.affiliate_id} ${p.currency}`)!].sort());
+  }
+  const [links] = await platform.sql<{ n: number; distinct_commissions: number }[]>`
+    select count(*)::int as n, count(distinct commission_id)::int as distinct_commissions
+    from payout_commissions where merchant_id = ${m.id}`;
+  t.same(links, { n: 24, distinct_commissions: 24 }, 'the database holds each commission once');
+  const [payouts] = await platform.sql<
+    { n: number }[]
+  >`select count(*)::int as n from payouts where merchant_id = ${m.id}`;
+  t.equal(payouts!.n, 12);
+});
