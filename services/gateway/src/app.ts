@@ -20,6 +20,7 @@ import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createTrackingRoutes } from './tracking-routes.ts';
+import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { buildDashboardOpenApi } from './dashboard/openapi.ts';
 import { createDashboardApi } from './dashboard/router.ts';
@@ -116,6 +117,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
 
   app.use(createTrackingRoutes({ config, nc, consumeRate: rateLimiter.consume }));
+  // The affiliates' onboarding page: its single-use link is its only credential.
+  app.use(createOnboardingPage({ config, requester: deps.requester, maxPayload }));
 
   // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
   const dashboard = createDashboardApi({ sql, log, config });

@@ -193,7 +193,7 @@ export function createTrackingRoutes(deps: {
 }
 
 /** One cookie's value from the Cookie header, or null; a value that does not decode is treated as absent. */
-function readCookie(req: Request, name: string): string | null {
+export function readCookie(req: Request, name: string): string | null {
   const header = req.get('cookie');
   if (!header) return null;
   for (const part of header.split(';')) {

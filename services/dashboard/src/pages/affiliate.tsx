@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
 import { useAction, useLoad, usePager } from '../hooks.ts';
 import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page, Pager, Status } from '../ui.tsx';
+import { TaxAndPayout } from './affiliate-tax.tsx';
 
 type Affiliate = Schemas['Affiliate'];
 
@@ -15,7 +16,10 @@ const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: strin
   suspended: [{ to: 'approved', label: 'Approve' }],
 };
 
-/** One affiliate: status moves, custom rate and tier, referral link, lineage (parent and children), coupons. */
+/**
+ * One affiliate: status moves, custom rate and tier, referral link, tax form and payout details, lineage (parent and
+ * children), coupons.
+ */
 export function AffiliatePage(props: { affiliateId: string }) {
   const affiliate = useLoad(
     async () =>
@@ -68,6 +72,7 @@ export function AffiliatePage(props: { affiliateId: string }) {
             </dl>
             <ErrorText error={action.error} />
             <RateAndTier affiliate={a} busy={action.busy} onSave={update} />
+            <TaxAndPayout affiliateId={a.id} />
             <Lineage affiliate={a} />
             <Coupons affiliateId={a.id} />
           </>
