@@ -219,7 +219,7 @@ t.test('operator CLI: programme settings and tiers are validated before they are
     [['--set', 'fraud_action=ignore'], 'admin: fraud_action: Expected union value\n'],
     [
       ['--set', 'vip=true'],
-      `admin: unknown setting vip (keys: default_rate, hold_days, currency, attribution_window_days, level_rates, landing_url, tracking_host, commission_rules, fraud_action, fraud_max_conversions_per_hour)\n`,
+      `admin: unknown setting vip (keys: default_rate, hold_days, currency, attribution_window_days, level_rates, landing_url, tracking_host, commission_rules, fraud_action, fraud_max_conversions_per_hour, min_payout, payout_day, tax_form_policy)\n`,
     ],
     [['--set', 'nonsense'], 'admin: --set expects key=value, got "nonsense"\n'],
     [

@@ -9,6 +9,7 @@ const NAV = [
   { to: '/', label: 'Overview' },
   { to: '/affiliates', label: 'Affiliates' },
   { to: '/commissions', label: 'Commissions' },
+  { to: '/payouts', label: 'Payouts' },
   { to: '/webhooks', label: 'Webhooks' },
   { to: '/settings/keys', label: 'API keys' },
   { to: '/settings', label: 'Settings' },

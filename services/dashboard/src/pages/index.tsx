@@ -7,6 +7,7 @@ import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
 import { NotFound } from './not-found.tsx';
 import { OverviewPage } from './overview.tsx';
+import { PayoutsPage } from './payouts.tsx';
 import { SettingsPage } from './settings.tsx';
 import { WebhookPage } from './webhook.tsx';
 import { WebhooksPage } from './webhooks.tsx';
@@ -22,6 +23,7 @@ export function pageFor(path: string, session: Session): ComponentChildren {
   if (section === 'affiliates' && parts.length === 1) return <AffiliatesPage />;
   if (section === 'affiliates' && id && parts.length === 2) return <AffiliatePage key={id} affiliateId={id} />;
   if (section === 'commissions' && parts.length === 1) return <CommissionsPage />;
+  if (section === 'payouts' && parts.length === 1) return <PayoutsPage />;
   if (section === 'settings' && parts.length === 1) return <SettingsPage />;
   if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
   if (section === 'webhooks' && id && parts.length === 2) return <WebhookPage key={id} endpointId={id} />;

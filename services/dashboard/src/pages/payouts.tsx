@@ -1,0 +1,260 @@
+import { useState } from 'preact/hooks';
+import { api, errorText, unwrap, type Schemas } from '../api.ts';
+import { useAction, useLoad, usePager } from '../hooks.ts';
+import {
+  Empty,
+  ErrorText,
+  Field,
+  formatMoney,
+  formatTime,
+  Link,
+  Loaded,
+  Page,
+  Pager,
+  Status,
+  StatusSelect,
+} from '../ui.tsx';
+
+type Payout = Schemas['Payout'];
+type StatusFilter = '' | Payout['status'];
+type Layout = 'paypal' | 'bank';
+
+/**
+ * Payouts: create them from the approved commissions, list them by status (held ones with their reason), move them
+ * (sent with a reference, paid, failed with a reason, canceled), and download the pending ones as a CSV file.
+ */
+export function PayoutsPage() {
+  const [status, setStatus] = useState<StatusFilter>('');
+  const pager = usePager();
+  const create = useAction();
+  const [created, setCreated] = useState<number>();
+  const list = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/payouts', {
+          params: {
+            query: { limit: 25, ...(status ? { status } : {}), ...(pager.cursor ? { cursor: pager.cursor } : {}) },
+          },
+        }),
+      ),
+    [status, pager.cursor],
+  );
+  const createPayouts = async () => {
+    setCreated(undefined);
+    const result = await create.run(async () => unwrap(await api.POST('/api/v1/payouts', { body: {} })));
+    if (result) {
+      setCreated(result.data.length);
+      pager.reset();
+      list.reload();
+    }
+  };
+  return (
+    <Page
+      title="Payouts"
+      actions={
+        <button type="button" disabled={create.busy} onClick={() => void createPayouts()}>
+          Create payouts
+        </button>
+      }
+    >
+      <p class="muted">
+        Creating payouts groups each affiliate's approved commissions by currency once they reach the minimum payout set
+        in Settings.
+      </p>
+      {created !== undefined ? (
+        <p role="status">
+          {created === 0 ? 'No new payout: nothing reached the minimum.' : `Created ${created} payout(s).`}
+        </p>
+      ) : null}
+      <ErrorText error={create.error} />
+      <div class="inline-form">
+        <StatusSelect
+          value={status}
+          options={['pending', 'sent', 'paid', 'failed', 'canceled'] as const}
+          onChange={(v) => {
+            pager.reset();
+            setStatus(v);
+          }}
+        />
+        <ExportCsv />
+      </div>
+      <Loaded state={list} what="payouts">
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No payout matches.</Empty>
+          ) : (
+            <>
+              <div class="table-wrap" tabIndex={0}>
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Amount</th>
+                      <th scope="col">Affiliate</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Commissions</th>
+                      <th scope="col">Created</th>
+                      <th scope="col">
+                        <span class="visually-hidden">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.data.map((p) => (
+                      <PayoutRow key={p.id} payout={p} onChanged={list.reload} />
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager
+                label="Payouts"
+                page={pager.page}
+                next={page.next_cursor}
+                onNext={pager.next}
+                onPrevious={pager.previous}
+              />
+            </>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
+
+/** Downloads the pending payouts as CSV: the PayPal Payouts batch file, or the bank transfers. */
+function ExportCsv() {
+  const [layout, setLayout] = useState<Layout>('paypal');
+  const action = useAction();
+  const download = () =>
+    action.run(async () => {
+      const result = await api.GET('/api/v1/payouts/export', {
+        params: { query: { status: 'pending', layout } },
+        parseAs: 'text',
+      });
+      if (!result.response.ok) throw new Error(errorText(result.error));
+      const url = URL.createObjectURL(new Blob([result.data ?? ''], { type: 'text/csv' }));
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `payouts-${layout}-${new Date().toISOString().slice(0, 10)}.csv`;
+      link.click();
+      URL.revokeObjectURL(url);
+    });
+  return (
+    <>
+      <Field label="CSV layout">
+        <select value={layout} onChange={(e) => setLayout(e.currentTarget.value as Layout)}>
+          <option value="paypal">PayPal Payouts</option>
+          <option value="bank">Bank transfers</option>
+        </select>
+      </Field>
+      <button type="button" disabled={action.busy} onClick={() => void download()}>
+        Export pending as CSV
+      </button>
+      <ErrorText error={action.error} />
+    </>
+  );
+}
+
+type Move = Schemas['UpdatePayout'];
+
+function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
+  const p = props.payout;
+  const [asking, setAsking] = useState<'sent' | 'failed' | null>(null);
+  const [text, setText] = useState('');
+  const action = useAction();
+  const move = async (body: Move) => {
+    const done = await action.run(async () =>
+      unwrap(await api.PATCH('/api/v1/payouts/{payout_id}', { params: { path: { payout_id: p.id } }, body })),
+    );
+    if (done) {
+      setAsking(null);
+      props.onChanged();
+    }
+  };
+  const label = (what: string) => `${what} payout ${p.id}`;
+  return (
+    <tr data-payout={p.id}>
+      <td>{formatMoney(p.amount, p.currency)}</td>
+      <td>
+        <Link to={`/affiliates/${p.affiliate_id}`}>{p.affiliate_id}</Link>
+      </td>
+      <td>
+        <Status value={p.status} />
+        {p.held_reason ? (
+          <div class="error">Held: {p.held_reason === 'tax_form_required' ? 'tax form required' : p.held_reason}</div>
+        ) : null}
+        {p.failure_reason ? <div class="muted">{p.failure_reason}</div> : null}
+        {p.reference ? <div class="muted">Ref. {p.reference}</div> : null}
+      </td>
+      <td>{p.commission_ids.length}</td>
+      <td>{formatTime(p.created_at)}</td>
+      <td>
+        {asking ? (
+          <form
+            class="confirm"
+            aria-label={label(asking === 'sent' ? 'Mark sent' : 'Mark failed')}
+            onSubmit={(e) => {
+              e.preventDefault();
+              const value = text.trim();
+              void move(
+                asking === 'sent'
+                  ? { status: 'sent', method: 'manual', ...(value ? { reference: value } : {}) }
+                  : { status: 'failed', failure_reason: value },
+              );
+            }}
+          >
+            <Field label={asking === 'sent' ? 'Reference' : 'Reason'}>
+              <input
+                type="text"
+                maxLength={200}
+                required={asking === 'failed'}
+                value={text}
+                onInput={(e) => setText(e.currentTarget.value)}
+              />
+            </Field>
+            <button type="submit" disabled={action.busy}>
+              {asking === 'sent' ? 'Confirm sent' : 'Confirm failed'}
+            </button>
+            <button type="button" onClick={() => setAsking(null)}>
+              Cancel
+            </button>
+          </form>
+        ) : p.status === 'pending' ? (
+          <>
+            <button
+              type="button"
+              disabled={p.held_reason !== null}
+              onClick={() => setAsking('sent')}
+              aria-label={label('Mark sent')}
+            >
+              Mark sent
+            </button>
+            <button
+              type="button"
+              class="danger"
+              disabled={action.busy}
+              onClick={() => void move({ status: 'canceled' })}
+              aria-label={label('Cancel')}
+            >
+              Cancel payout
+            </button>
+          </>
+        ) : p.status === 'sent' ? (
+          <>
+            <button
+              type="button"
+              disabled={action.busy}
+              onClick={() => void move({ status: 'paid' })}
+              aria-label={label('Mark paid')}
+            >
+              Mark paid
+            </button>
+            <button type="button" class="danger" onClick={() => setAsking('failed')} aria-label={label('Mark failed')}>
+              Mark failed
+            </button>
+          </>
+        ) : null}
+        <ErrorText error={action.error} />
+      </td>
+    </tr>
+  );
+}
