@@ -285,7 +285,10 @@ export async function readConversionContexts(sql: Queryable, lookups: ContextLoo
       select c.n, a.id, a.status, a.tier_id, t.rate::text as tier_rate, t.threshold::text as tier_threshold,
              a.custom_commission_rate::text as custom_commission_rate,
              coalesce(lower(a.email) = lower(c.customer_email), false) as email_matches,
-             coalesce(c.fingerprint = any(a.fingerprint_visitor_ids), false) as fingerprint_matches
+             -- The visitor ids are the affiliate's own: fingerprints, and the visits of the browsers they opened
+             -- their onboarding page in.
+             coalesce(c.fingerprint = any(a.fingerprint_visitor_ids) or c.visit_id = any(a.fingerprint_visitor_ids),
+                      false) as fingerprint_matches
       from input c
       join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
       left join tiers t on t.merchant_id = a.merchant_id and t.id = a.tier_id
