@@ -10,13 +10,6 @@ export const EventsEnv = Type.Object({
     description: 'run the outbox relay in this process (publishes conversion.recorded)',
   }),
   ...OutboxEnv,
-  EVENT_BATCH_INTERVAL_MS: Type.Integer({
-    default: 4,
-    minimum: 0,
-    maximum: 1000,
-    description:
-      'least time between the starts of two batches of POST /api/v1/events recordings that are not full: an event after a quiet spell is recorded at once, under load each batch carries what arrived in the interval (0: every turn of the event loop)',
-  }),
   VISIT_RETENTION_DAYS: Type.Integer({
     default: 400,
     minimum: 366,

@@ -23,6 +23,11 @@ import {
 export const RECORDING_SLOTS = 2;
 /** The most events one batch records (one read and one insert statement). */
 const LARGEST_BATCH = 64;
+/**
+ * Least time between the starts of two batches that are not full: an event after a quiet spell is recorded at once;
+ * under load each batch carries what arrived in the interval. Short, as a request waits for it.
+ */
+export const EVENT_BATCH_INTERVAL_MS = 4;
 
 interface Request {
   merchantId: string;

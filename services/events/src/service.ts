@@ -10,7 +10,7 @@ import { deleteCouponOperation } from './operations/delete-coupon.ts';
 import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
 import { startVisitPurge } from './tracking/purge-visits.ts';
-import { createEventRecorder, RECORDING_SLOTS } from './recording.ts';
+import { createEventRecorder, EVENT_BATCH_INTERVAL_MS, RECORDING_SLOTS } from './recording.ts';
 import { serveTracking } from './tracking/serve.ts';
 
 /** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
@@ -33,7 +33,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     config,
     outboxRelay: config.OUTBOX_RELAY && config,
     operations: ({ sql }) => [
-      recordEventOperation(createEventRecorder(sql, attributionSql, config.EVENT_BATCH_INTERVAL_MS)),
+      recordEventOperation(createEventRecorder(sql, attributionSql, EVENT_BATCH_INTERVAL_MS)),
       createCouponOperation(),
       listCouponsOperation(deps),
       deleteCouponOperation(),

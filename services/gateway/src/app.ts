@@ -18,7 +18,7 @@ import { createIdempotency } from './idempotency/middleware.ts';
 import { apiRefusals } from './idempotency/refusals.ts';
 import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './rate-limit.ts';
 import { createTrackingRoutes } from './tracking-routes.ts';
 import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
@@ -52,7 +52,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   let lastMaxPayload = nc.info?.max_payload ?? 1024 * 1024;
   const maxPayload = () => (lastMaxPayload = nc.info?.max_payload ?? lastMaxPayload);
   const resolveKey = createKeyResolver(sql, config.KEY_CACHE_MS);
-  const rateLimiter = createRateLimiter(sql, config.RATE_LIMIT_BATCH_INTERVAL_MS);
+  const rateLimiter = createRateLimiter(sql, RATE_LIMIT_BATCH_INTERVAL_MS);
   const openapi = JSON.stringify(buildOpenApi(config.PUBLIC_BASE_URL));
   // A first request answers within RPC_TIMEOUT_MS, and its answer is stored within as long again: a claim unanswered
   // past both (and a second of slack) was abandoned.

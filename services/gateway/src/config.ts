@@ -21,13 +21,6 @@ export const GatewayEnv = Type.Object({
       'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
   }),
   TRUST_PROXY: Type.Boolean({ default: false, description: 'honour X-Forwarded-* from the ingress' }),
-  RATE_LIMIT_BATCH_INTERVAL_MS: Type.Integer({
-    default: 4,
-    minimum: 0,
-    maximum: 1000,
-    description:
-      'least time between the starts of two counting statements of the shared rate limiter: a request after a quiet spell is counted at once, under load one statement counts every request of the interval',
-  }),
   TRACKING_RATE_LIMIT_PER_MIN: Type.Integer({
     default: 120,
     minimum: 1,

@@ -31,6 +31,9 @@ interface Waiter {
  * share it), but not sooner than `batchIntervalMs` after the previous one started (batcher.ts): under load a batch
  * then carries every request of that interval, and at low rates no request waits.
  */
+/** The gateway's interval between two counting statements: short, as every API request waits for its count. */
+export const RATE_LIMIT_BATCH_INTERVAL_MS = 4;
+
 export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
   // One statement at a time: requests that arrive while it is in flight go in the next, all keys together.
   const batcher = createBatcher<Waiter>(
