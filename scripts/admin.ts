@@ -5,6 +5,7 @@ import { connectDatabase, type Sql } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
+import * as payouts from './admin/payouts.ts';
 import * as programme from './admin/programme.ts';
 import * as secrets from './admin/secrets.ts';
 import * as webhooks from './admin/webhooks.ts';
@@ -26,6 +27,7 @@ const USAGE = `usage: npm run -s admin -- <command>        (-s: npm prints no ba
   coupon create <merchant_id> --affiliate <affiliate_id> --code C   a coupon code (unique per merchant, any case)
   coupon list <merchant_id> [--affiliate <affiliate_id>]
   coupon delete <merchant_id> <coupon_id>
+${payouts.PAYOUT_USAGE}
 ${webhooks.WEBHOOK_USAGE}
 ${secrets.SECRETS_USAGE}`;
 
@@ -66,6 +68,13 @@ const COMMANDS: Record<string, Handler> = {
   'coupon delete': (sql, [id, couponId]) =>
     coupons.removeCoupon(sql, need(id, '<merchant_id>'), need(couponId, '<coupon_id>')),
   'secrets re-encrypt': (sql) => secrets.reEncryptSecrets(sql),
+  'payout create': (sql, [id], v) => payouts.createPayoutsCommand(sql, need(id, '<merchant_id>'), v.affiliate),
+  'payout list': (sql, [id], v) => payouts.listPayoutsCommand(sql, need(id, '<merchant_id>'), v.status, v.affiliate),
+  'payout mark': (sql, [id, payoutId, status], v) =>
+    payouts.markPayoutCommand(sql, need(id, '<merchant_id>'), need(payoutId, '<payout_id>'), need(status, '<status>'), {
+      reference: v.reference,
+      reason: v.reason,
+    }),
 };
 
 function parse(argv: string[]) {
@@ -93,6 +102,9 @@ function parse(argv: string[]) {
       enabled: { type: 'string' },
       since: { type: 'string' },
       until: { type: 'string' },
+      status: { type: 'string' },
+      reference: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
 }

@@ -1,0 +1,92 @@
+import type { Queryable } from '@platform/shared/db';
+import { ApiError, invalidInput, notFound } from '@platform/shared/errors';
+import { isId } from '@platform/shared/ids';
+import { enqueueEvents } from '@platform/shared/outbox';
+import { hasValidTaxForm } from '@platform/shared/payee';
+import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import type { UpdatePayoutBody } from '@platform/shared/schemas/payouts';
+import { payoutEventData } from '../present.ts';
+import {
+  addPaidToAffiliate,
+  findPayout,
+  lockPayoutCommissions,
+  movePayout,
+  payPayoutCommissions,
+  releasePayoutCommissions,
+  type PayoutRow,
+} from '../queries/payouts.ts';
+import { moveRefusal } from './payouts.ts';
+
+/** The fields each move takes: method and reference with sent, failure_reason with failed (required). */
+export function checkMoveFields(body: UpdatePayoutBody): void {
+  for (const field of ['method', 'reference'] as const) {
+    if (body[field] !== undefined && body.status !== 'sent')
+      throw invalidInput(field, 'is only accepted with status sent');
+  }
+  if (body.failure_reason !== undefined && body.status !== 'failed')
+    throw invalidInput('failure_reason', 'is only accepted with status failed');
+  if (body.status === 'failed' && body.failure_reason === undefined)
+    throw invalidInput('failure_reason', 'is required with status failed');
+}
+
+/**
+ * Moves a payout in the caller's transaction: pending → sent (not while held for a tax form) or canceled, sent →
+ * paid or failed. paid marks its commissions paid and adds the amount to the affiliate's totals; failed and canceled
+ * release its commissions, which are approved and in no payout again. payout.sent, payout.paid and payout.failed go
+ * to the outbox in the same transaction (the caller calls outboxCommitted once it committed, when `changed`). Asking
+ * for the status the payout already has changes nothing (a retried request is harmless). The API and the operator
+ * CLI both move payouts through here.
+ */
+export async function applyPayoutMove(
+  tx: Queryable,
+  merchantId: string,
+  payoutId: string,
+  body: UpdatePayoutBody,
+  at: Date,
+): Promise<{ payout: PayoutRow; changed: boolean }> {
+  checkMoveFields(body);
+  if (!isId('po', payoutId) || !(await findPayout(tx, merchantId, payoutId))) throw notFound('payout');
+  // Commissions first, then the payout: the lock order a void follows too.
+  await lockPayoutCommissions(tx, merchantId, payoutId);
+  const current = (await findPayout(tx, merchantId, payoutId, true))!;
+  if (current.status === body.status) return { payout: current, changed: false };
+  let held = current.held_reason;
+  // A form stored since the payout was held releases it now, whatever path stored it.
+  if (body.status === 'sent' && held && (await hasValidTaxForm(tx, merchantId, current.affiliate_id))) held = null;
+  const refusal = moveRefusal(current.status, body.status, held);
+  if (refusal) throw new ApiError('CONFLICT', refusal);
+
+  switch (body.status) {
+    case 'sent':
+      await movePayout(
+        tx,
+        merchantId,
+        payoutId,
+        { status: 'sent', method: 'manual', reference: body.reference ?? null },
+        at,
+      );
+      break;
+    case 'paid': {
+      await movePayout(tx, merchantId, payoutId, { status: 'paid' }, at);
+      await payPayoutCommissions(tx, merchantId, payoutId, at);
+      const settings = await loadMerchantSettings(tx, merchantId);
+      await addPaidToAffiliate(tx, current, settings!.currency, at);
+      break;
+    }
+    case 'failed':
+      await movePayout(tx, merchantId, payoutId, { status: 'failed', failureReason: body.failure_reason! }, at);
+      await releasePayoutCommissions(tx, merchantId, payoutId, at);
+      break;
+    case 'canceled':
+      await movePayout(tx, merchantId, payoutId, { status: 'canceled' }, at);
+      await releasePayoutCommissions(tx, merchantId, payoutId, at);
+      break;
+  }
+  const after = (await findPayout(tx, merchantId, payoutId))!;
+  // Canceling has no webhook: the twelve event types have none for it.
+  if (after.status !== 'canceled')
+    await enqueueEvents(tx, [
+      { merchantId, type: `payout.${after.status as 'sent' | 'paid' | 'failed'}`, data: payoutEventData(after) },
+    ]);
+  return { payout: after, changed: true };
+}
