@@ -6,6 +6,7 @@ import { migrate } from '@platform/shared/migrate';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
 import * as payouts from './admin/payouts.ts';
+import * as platformKeys from './admin/platform-keys.ts';
 import * as programme from './admin/programme.ts';
 import * as secrets from './admin/secrets.ts';
 import * as webhooks from './admin/webhooks.ts';
@@ -27,6 +28,7 @@ const USAGE = `usage: npm run -s admin -- <command>        (-s: npm prints no ba
   coupon create <merchant_id> --affiliate <affiliate_id> --code C   a coupon code (unique per merchant, any case)
   coupon list <merchant_id> [--affiliate <affiliate_id>]
   coupon delete <merchant_id> <coupon_id>
+${platformKeys.PLATFORM_KEY_USAGE}
 ${payouts.PAYOUT_USAGE}
 ${webhooks.WEBHOOK_USAGE}
 ${secrets.SECRETS_USAGE}`;
@@ -75,6 +77,9 @@ const COMMANDS: Record<string, Handler> = {
       reference: v.reference,
       reason: v.reason,
     }),
+  'platform-key create': (sql, _, v) => platformKeys.createPlatformKey(sql, v.mode, rateLimitOf(v)),
+  'platform-key revoke': (sql, [id]) => platformKeys.revokePlatformKey(sql, need(id, '<key_id>')),
+  'platform-key list': (sql) => platformKeys.listPlatformKeys(sql),
 };
 
 function parse(argv: string[]) {
@@ -102,6 +107,7 @@ function parse(argv: string[]) {
       enabled: { type: 'string' },
       since: { type: 'string' },
       until: { type: 'string' },
+      mode: { type: 'string' },
       status: { type: 'string' },
       reference: { type: 'string' },
       reason: { type: 'string' },

@@ -26,7 +26,11 @@ import { Type, type Static } from '@sinclair/typebox';
 
 // ---- request/reply ---------------------------------------------------------------------------------------------
 
-export const SERVICES = ['affiliates', 'events', 'commissions', 'dispatcher'] as const;
+/**
+ * `payments` answers the platform payment API (/v1) and the hosted onboarding pages of its account links: its request
+ * and reply shapes are in payments/rpc.ts (PaymentsRpcRequest, OnboardingRequest), its errors in payments/errors.ts.
+ */
+export const SERVICES = ['affiliates', 'events', 'commissions', 'dispatcher', 'payments'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 export function rpcSubject(prefix: string, service: ServiceName, operation: string): string {

@@ -24,6 +24,7 @@ import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { buildDashboardOpenApi } from './dashboard/openapi.ts';
 import { createDashboardApi } from './dashboard/router.ts';
+import { createV1 } from './v1/router.ts';
 
 const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
 const BODY_LIMIT = '1mb';
@@ -129,6 +130,11 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
   app.use(dashboard.router);
   app.use(dashboardAssets(findDashboardDir()));
+
+  // The platform payment API: platform keys, Stripe's conventions, the payments service (v1/router.ts).
+  const v1 = createV1({ config, sql, log, requester: deps.requester, maxPayload, consumeRate: rateLimiter.consume });
+  app.use('/v1', v1.authenticate);
+  app.use(v1.routes);
 
   app.use('/api/v1', async (req, res, next) => {
     try {

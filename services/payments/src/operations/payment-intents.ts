@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { newId } from '@platform/shared/ids';
+import { invalidRequest, resourceMissing, StripeError } from '@platform/shared/payments/errors';
+import { paymentsApi } from '@platform/shared/payments/operations';
+import { capture, confirmWith, type Confirmed } from '../charge.ts';
+import type { PaymentsDeps } from '../deps.ts';
+import { listPage } from '../list.ts';
+import { definePaymentsOperation } from '../operation.ts';
+import { presentPaymentIntent } from '../present.ts';
+import { accountExists } from '../queries/accounts.ts';
+import {
+  findPaymentIntent,
+  insertPaymentIntent,
+  listPaymentIntents,
+  paymentIntentCreatedAt,
+  updatePaymentIntent,
+  type PaymentIntentRow,
+  type PaymentIntentStatus,
+} from '../queries/payment-intents.ts';
+import { checkCurrency, cleanMetadata } from './params.ts';
+
+const CONFIRMABLE: PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
+const CANCELABLE: PaymentIntentStatus[] = [
+  'requires_payment_method',
+  'requires_capture',
+  'requires_confirmation',
+  'requires_action',
+  'processing',
+];
+
+const unexpectedState = (intent: PaymentIntentRow, action: string, allowed: PaymentIntentStatus[]) =>
+  invalidRequest(
+    `You cannot ${action} this PaymentIntent because it has a status of ${intent.status}. Only a PaymentIntent with one of the following statuses may be ${action === 'cancel' ? 'canceled' : `${action}ed`}: ${allowed.join(', ')}.`,
+    { code: 'payment_intent_unexpected_state' },
+  );
+
+const missingPaymentMethod = () =>
+  invalidRequest(
+    "You cannot confirm this PaymentIntent because it's missing a payment method. Update it with a payment_method, or confirm it with one.",
+    { code: 'payment_intent_unexpected_state', param: 'payment_method' },
+  );
+
+/** The intent after a confirmation, or the card error (402) that carries it when the card was declined. */
+function answer(result: Confirmed) {
+  if (result.declined) throw new StripeError(402, result.declined);
+  return presentPaymentIntent(result.row);
+}
+
+export const createPaymentIntentOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.createPaymentIntent, async (ctx, params) => {
+    const currency = checkCurrency(params.currency);
+    const destination = params.transfer_data?.destination ?? null;
+    if (destination !== null && !(await accountExists(ctx.sql, ctx.livemode, destination)))
+      throw invalidRequest(`No such destination: '${destination}'`, {
+        code: 'resource_missing',
+        param: 'transfer_data[destination]',
+      });
+    if (params.confirm && !params.payment_method) throw missingPaymentMethod();
+    const id = newId('pi');
+    const result = await ctx.sql.begin(async (tx): Promise<Confirmed> => {
+      const row = await insertPaymentIntent(tx, {
+        id,
+        livemode: ctx.livemode,
+        account_id: ctx.account,
+        amount: params.amount,
+        currency,
+        status: params.payment_method ? 'requires_confirmation' : 'requires_payment_method',
+        payment_method: params.payment_method ?? null,
+        capture_method: params.capture_method ?? 'automatic_async',
+        transfer_destination: destination,
+        description: params.description ?? null,
+        metadata: cleanMetadata(params.metadata),
+        client_secret: `${id}_secret_${randomBytes(18).toString('base64url')}`,
+      });
+      return params.confirm ? confirmWith(ctx, tx, row, params.payment_method!) : { row };
+    });
+    return answer(result);
+  });
+
+export const retrievePaymentIntentOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.retrievePaymentIntent, async (ctx, _params, id) => {
+    const row = await findPaymentIntent(ctx.sql, ctx.livemode, ctx.account, id);
+    if (!row) throw resourceMissing('payment_intent', id, 'intent');
+    return presentPaymentIntent(row);
+  });
+
+export const listPaymentIntentsOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.listPaymentIntents, (ctx, params) =>
+    listPage({
+      params,
+      url: '/v1/payment_intents',
+      locate: (id) => paymentIntentCreatedAt(ctx.sql, ctx.livemode, ctx.account, id),
+      fetch: (position, limit) => listPaymentIntents(ctx.sql, ctx.livemode, ctx.account, params, position, limit),
+      present: presentPaymentIntent,
+    }),
+  );
+
+export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.confirmPaymentIntent, async (ctx, params, id) => {
+    const result = await ctx.sql.begin(async (tx) => {
+      const intent = await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true);
+      if (!intent) throw resourceMissing('payment_intent', id, 'intent');
+      if (!CONFIRMABLE.includes(intent.status)) throw unexpectedState(intent, 'confirm', CONFIRMABLE);
+      const paymentMethod = params.payment_method ?? intent.payment_method;
+      if (!paymentMethod) throw missingPaymentMethod();
+      return confirmWith(ctx, tx, intent, paymentMethod);
+    });
+    return answer(result);
+  });
+
+export const capturePaymentIntentOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.capturePaymentIntent, async (ctx, params, id) => {
+    const row = await ctx.sql.begin(async (tx) => {
+      const intent = await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true);
+      if (!intent) throw resourceMissing('payment_intent', id, 'intent');
+      if (intent.status !== 'requires_capture') throw unexpectedState(intent, 'capture', ['requires_capture']);
+      const amount = params.amount_to_capture ?? Number(intent.amount);
+      if (amount > Number(intent.amount))
+        throw invalidRequest(
+          `The amount to capture (${amount}) is greater than the amount capturable (${intent.amount}).`,
+          { code: 'amount_too_large', param: 'amount_to_capture' },
+        );
+      if (params.metadata)
+        await updatePaymentIntent(tx, id, { metadata: cleanMetadata({ ...intent.metadata, ...params.metadata }) });
+      return capture(ctx, tx, intent, amount);
+    });
+    return presentPaymentIntent(row);
+  });
+
+export const cancelPaymentIntentOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.cancelPaymentIntent, async (ctx, params, id) => {
+    const row = await ctx.sql.begin(async (tx) => {
+      const intent = await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true);
+      if (!intent) throw resourceMissing('payment_intent', id, 'intent');
+      if (!CANCELABLE.includes(intent.status)) throw unexpectedState(intent, 'cancel', CANCELABLE);
+      return updatePaymentIntent(tx, id, {
+        status: 'canceled',
+        cancellation_reason: params.cancellation_reason ?? 'requested_by_customer',
+        canceled: true,
+      });
+    });
+    return presentPaymentIntent(row);
+  });

@@ -1,0 +1,98 @@
+import { newId } from '@platform/shared/ids';
+import { invalidRequest, resourceMissing } from '@platform/shared/payments/errors';
+import { paymentsApi } from '@platform/shared/payments/operations';
+import type { PaymentsDeps } from '../deps.ts';
+import { payoutMovement } from '../ledger-rules.ts';
+import { listPage } from '../list.ts';
+import { definePaymentsOperation } from '../operation.ts';
+import { presentPayout } from '../present.ts';
+import { findAccount } from '../queries/accounts.ts';
+import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
+import { findPayout, insertPayout, listPayouts } from '../queries/payouts.ts';
+import { insertBalanceTransaction } from '../queries/transactions.ts';
+import { accountStanding } from '../requirements.ts';
+import { checkCurrency, cleanMetadata } from './params.ts';
+
+/**
+ * A payout takes its amount from the available balance in the same transaction that records it: the balance's row
+ * lock orders concurrent payouts, and one that would take the balance below zero is refused (balance_insufficient)
+ * with nothing written.
+ */
+export const createPayoutOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.createPayout, async (ctx, params) => {
+    const currency = checkCurrency(params.currency);
+    let destinationLast4: string | null = null;
+    if (ctx.account !== null) {
+      const account = (await findAccount(ctx.sql, ctx.livemode, ctx.account))!;
+      if (!accountStanding(account).payouts_enabled)
+        throw invalidRequest(
+          `Payouts are not enabled for account '${account.id}': its onboarding is not complete (requirements.currently_due).`,
+          { code: 'payouts_not_allowed' },
+        );
+      destinationLast4 = account.bank_last4;
+    }
+    const id = newId('po');
+    const transactionId = newId('txn');
+    try {
+      const row = await ctx.sql.begin(async (tx) => {
+        const movementId = await postMovement(
+          tx,
+          ctx.livemode,
+          id,
+          payoutMovement(ctx.holder, params.amount, currency),
+        );
+        await insertBalanceTransaction(tx, {
+          id: transactionId,
+          livemode: ctx.livemode,
+          holder: ctx.holder,
+          movement_id: movementId,
+          type: 'payout',
+          amount: -params.amount,
+          fee: 0,
+          currency,
+          status: 'available',
+          available_on: new Date(),
+          source: id,
+          description: params.description ?? 'STRIPE PAYOUT',
+        });
+        return insertPayout(tx, {
+          id,
+          livemode: ctx.livemode,
+          holder: ctx.holder,
+          amount: params.amount,
+          currency,
+          description: params.description ?? null,
+          metadata: cleanMetadata(params.metadata),
+          destination_last4: destinationLast4,
+          balance_transaction: transactionId,
+          arrival_date: new Date(Date.now() + 2 * ctx.deps.payoutRailStepMs),
+        });
+      });
+      return presentPayout(row);
+    } catch (err) {
+      if (isBalanceInsufficient(err))
+        throw invalidRequest(
+          `You have insufficient funds in your balance for this payout: its available ${currency} balance does not cover ${params.amount}.`,
+          { code: 'balance_insufficient', param: 'amount' },
+        );
+      throw err;
+    }
+  });
+
+export const retrievePayoutOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.retrievePayout, async (ctx, _params, id) => {
+    const row = await findPayout(ctx.sql, ctx.livemode, ctx.holder, id);
+    if (!row) throw resourceMissing('payout', id, 'payout');
+    return presentPayout(row);
+  });
+
+export const listPayoutsOperation = (deps: PaymentsDeps) =>
+  definePaymentsOperation(deps, paymentsApi.listPayouts, (ctx, params) =>
+    listPage({
+      params,
+      url: '/v1/payouts',
+      locate: async (id) => (await findPayout(ctx.sql, ctx.livemode, ctx.holder, id))?.created_at ?? null,
+      fetch: (position, limit) => listPayouts(ctx.sql, ctx.livemode, ctx.holder, params, position, limit),
+      present: presentPayout,
+    }),
+  );

@@ -1,0 +1,45 @@
+/**
+ * What the gateway sends the payments service ({prefix}.rpc.payments.{operation}, queue group "payments"). The mode
+ * and the key come from the authenticated platform key; `account` from the Stripe-Account header. The reply carries the
+ * RPC `Outcome` header (catalogue.ts): `ok` with the object, or `error` with a PaymentsRpcError (payments/errors.ts).
+ */
+export interface PaymentsRpcRequest {
+  request_id: string;
+  /** Epoch milliseconds after which the gateway has given up. */
+  deadline: number;
+  key_id: string;
+  livemode: boolean;
+  /** acct_… from Stripe-Account: act for that connected account; null for the platform itself. */
+  account: string | null;
+  /** Path parameters (`id`). */
+  path: Record<string, string>;
+  /** The query string's or the form body's parameters, decoded from bracket notation. */
+  params: Record<string, unknown>;
+}
+
+/**
+ * The hosted onboarding page of an account link, which carries no key: the gateway serves
+ * /connect/onboarding/{token} and asks the payments service `onboarding_open` (GET) and `onboarding_submit` (POST).
+ */
+export interface OnboardingRequest {
+  request_id: string;
+  deadline: number;
+  token: string;
+  /** The submitted form (onboarding_submit only). */
+  form?: Record<string, string>;
+}
+
+/** Where the browser goes, or the page to show (with the problems of a submitted form). */
+export type OnboardingReply =
+  | { kind: 'redirect'; url: string }
+  | { kind: 'not_found' }
+  | {
+      kind: 'page';
+      account: { id: string; email: string | null; business_name: string | null; country: string };
+      /** Origins the page's form may lead to (its own, then return_url's and refresh_url's). */
+      redirect_origins: string[];
+      values: Record<string, string>;
+      problems: Record<string, string>;
+    };
+
+export const ONBOARDING_OPERATIONS = ['onboarding_open', 'onboarding_submit'] as const;
