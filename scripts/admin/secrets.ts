@@ -1,11 +1,13 @@
 import { decryptionKeys, loadConfig, CommonEnv } from '@platform/shared/config';
 import { decryptSecretWithAny, encryptSecret, UndecryptableSecret } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
+import { reEncryptVault } from '@platform/shared/vault';
 import { Type } from '@sinclair/typebox';
 
 /**
  * Every column that holds a secret encrypted at rest (crypto.ts encryptSecret), by table. A table added with such a
- * column (the vaults) is listed here, so that `secrets re-encrypt` moves it to a new ENCRYPTION_KEY with the rest.
+ * column is listed here, so that `secrets re-encrypt` moves it to a new ENCRYPTION_KEY with the rest. The vault
+ * (vault_secrets) is not: it keeps each row's key id beside it, and shared/src/vault.ts reEncryptVault moves both.
  */
 export const ENCRYPTED_COLUMNS: readonly { table: string; columns: readonly string[] }[] = [
   { table: 'webhook_endpoints', columns: ['secret_encrypted', 'previous_secret_encrypted'] },
@@ -44,6 +46,8 @@ export async function reEncryptSecrets(sql: Sql): Promise<{ columns: ColumnRepor
   for (const { table, columns } of ENCRYPTED_COLUMNS) {
     for (const column of columns) reports.push(await reEncryptColumn(sql, keys, table, column));
   }
+  // The vault keeps the id of each row's key beside it, so it moves rows and key ids together.
+  reports.push({ column: 'vault_secrets.ciphertext', ...(await reEncryptVault(sql, keys)) });
   const undecryptable = reports.reduce((n, r) => n + r.undecryptable.length, 0);
   if (undecryptable > 0) {
     process.exitCode = 1;

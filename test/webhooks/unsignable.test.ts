@@ -97,6 +97,7 @@ t.test('admin secrets re-encrypt moves the secret under the new key; then the ol
     columns: [
       { column: 'webhook_endpoints.secret_encrypted', re_encrypted: 1, already_current: 0, undecryptable: [] },
       { column: 'webhook_endpoints.previous_secret_encrypted', re_encrypted: 0, already_current: 0, undecryptable: [] },
+      { column: 'vault_secrets.ciphertext', re_encrypted: 0, already_current: 0, undecryptable: [] },
     ],
   });
   t.notOk(run.stdout.includes(endpoint.secret.slice(6)), 'the output holds no secret');
