@@ -26,6 +26,10 @@ const PAYOUT_FIELDS = [
   'held_reason',
 ].sort();
 
+/** Orders [affiliate_id, currency, …] rows. */
+const byAffiliateAndCurrency = (a: unknown[], b: unknown[]) =>
+  String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1]));
+
 t.test(
   'three affiliates in two currencies: one payout per affiliate and currency, exact sums, none below min_payout',
   async (t) => {
@@ -54,12 +58,12 @@ t.test(
     for (const p of payouts) t.same(Object.keys(p).sort(), PAYOUT_FIELDS, 'exactly the public fields');
     const summary = payouts
       .map((p) => [p.affiliate_id, p.currency, p.amount, p.status, p.held_reason, [...p.commission_ids].sort()])
-      .sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+      .sort(byAffiliateAndCurrency);
     const expected = [
       [ana.id, 'EUR', 60, 'pending', null, anaEur],
       [ana.id, 'USD', 55.03, 'pending', null, anaUsd],
       [ben.id, 'USD', 123.56, 'pending', null, benUsd],
-    ].sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+    ].sort(byAffiliateAndCurrency);
     t.same(summary, expected);
     const stored = await platform.sql<{ currency: string; amount: string }[]>`
     select currency, amount::text from payouts where merchant_id = ${m.id} order by payouts.amount`;
