@@ -14,9 +14,12 @@ export function vaultKeyId(master: Buffer): string {
   return createHash('sha256').update(createHmacKey(master, 'vault-key-id')).digest('hex').slice(0, 16);
 }
 
-/** The last four characters of a secret, the rest starred: what may be shown of it anywhere. */
+/**
+ * The last four characters of a secret, the rest starred: what may be shown of it anywhere. A value of fewer than
+ * eight characters shows only its last half, so that no short secret (a four-digit account number) is shown whole.
+ */
 export function maskLastFour(value: string): string {
-  const tail = value.slice(-4);
+  const tail = value.slice(value.length - Math.min(4, Math.floor(value.length / 2)));
   return `${'*'.repeat(Math.max(1, Math.min(value.length - tail.length, 5)))}${tail}`;
 }
 
