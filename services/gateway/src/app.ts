@@ -15,7 +15,7 @@ import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
 import { createIdempotency } from './idempotency/middleware.ts';
-import { apiRefusals } from './idempotency/refusals.ts';
+import { apiRefusals, stripeRefusals } from './idempotency/refusals.ts';
 import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
 import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './rate-limit.ts';
@@ -24,6 +24,7 @@ import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { buildDashboardOpenApi } from './dashboard/openapi.ts';
 import { createDashboardApi } from './dashboard/router.ts';
+import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
 
 const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
@@ -132,7 +133,20 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(dashboardAssets(findDashboardDir()));
 
   // The platform payment API: platform keys, Stripe's conventions, the payments service (v1/router.ts).
-  const v1 = createV1({ config, sql, log, requester: deps.requester, maxPayload, consumeRate: rateLimiter.consume });
+  const v1 = createV1({
+    config,
+    sql,
+    log,
+    requester: deps.requester,
+    maxPayload,
+    consumeRate: rateLimiter.consume,
+    // Keys are the platform key's own; acting for another Stripe-Account is another request.
+    beforePost: idempotency({
+      refusals: stripeRefusals,
+      owner: (res) => (res.locals['platformKey'] as PlatformKeyRecord | undefined)?.keyId,
+      context: (req) => req.get('stripe-account') ?? '',
+    }),
+  });
   app.use('/v1', v1.authenticate);
   app.use(v1.routes);
 

@@ -23,14 +23,15 @@ export interface V1Deps {
   requester: Requester;
   maxPayload: () => number;
   consumeRate: (keyId: string, limit: number) => Promise<RateDecision>;
+  /** Runs for every POST after its parameters are decoded (into req.body), before the operation: Idempotency-Key. */
+  beforePost?: RequestHandler;
 }
 
 /**
  * The platform payment API (/v1) at the edge, in Stripe's wire conventions: `authenticate` checks the platform key
  * (sk_test_/sk_live_, 401) and the key's rate (429); `routes` decodes the form body or query string (bracket notation)
- * and forwards each operation to the payments service over NATS. Both are mounted by app.ts, so that middleware for
- * every POST (Idempotency-Key) can sit between them. The key is left in res.locals['platformKey'] and, for such
- * middleware, in res.locals['key'] with its id.
+ * and forwards each operation to the payments service over NATS; `beforePost` (Idempotency-Key) runs between the
+ * two for every POST. The key is left in res.locals['platformKey'].
  */
 export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: express.Router } {
   const { config, log } = deps;
@@ -57,7 +58,6 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
           message: `Invalid API Key provided: ${mask(value)}`,
         });
       res.locals['platformKey'] = key;
-      res.locals['key'] = { keyId: key.keyId };
       const rate = await withinDeadline(
         deps.consumeRate(key.keyId, key.rateLimitPerMin),
         Math.max(1, deadline - Date.now()),
@@ -83,12 +83,27 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
 
   const routes = express.Router();
   const formText = express.text({ type: () => true, limit: BODY_LIMIT });
-  for (const op of paymentsOperations) {
-    routes[op.method](op.path.replace('{id}', ':id'), (req, res, next) => {
+  /** The query string (GET) or form body (POST) decoded from bracket notation into req.body, for what follows. */
+  const parseParams =
+    (op: PaymentsOperation): RequestHandler =>
+    (req, res, next) => {
       res.locals['route'] = `v1.${op.name}`;
-      const go = (text: string) => void run(op, req, res, text).catch(next);
-      if (op.method === 'get') return go(queryText(req));
-      formText(req, res, (err?: unknown) => (err ? bodyRefused(res, err, next) : go(bodyText(req))));
+      const decode = (text: string) => {
+        try {
+          req.body = parseForm(text);
+          next();
+        } catch (err) {
+          if (!(err instanceof FormError)) return next(err);
+          sendStripeError(res, 400, { type: 'invalid_request_error', message: err.message, param: err.param });
+        }
+      };
+      if (op.method === 'get') return decode(queryText(req));
+      formText(req, res, (err?: unknown) => (err ? bodyRefused(res, err, next) : decode(bodyText(req))));
+    };
+  for (const op of paymentsOperations) {
+    const before = op.method === 'post' && deps.beforePost ? [deps.beforePost] : [];
+    routes[op.method](op.path.replace('{id}', ':id'), parseParams(op), ...before, (req, res, next) => {
+      void run(op, req, res).catch(next);
     });
   }
   routes.use('/v1', (req, res) =>
@@ -98,15 +113,9 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
     }),
   );
 
-  async function run(op: PaymentsOperation, req: Request, res: Response, text: string): Promise<void> {
+  async function run(op: PaymentsOperation, req: Request, res: Response): Promise<void> {
     const key = res.locals['platformKey'] as PlatformKeyRecord;
-    let params: Record<string, unknown>;
-    try {
-      params = parseForm(text);
-    } catch (err) {
-      if (!(err instanceof FormError)) throw err;
-      return sendStripeError(res, 400, { type: 'invalid_request_error', message: err.message, param: err.param });
-    }
+    const params = req.body as Record<string, unknown>;
     const account = req.get('stripe-account') ?? null;
     if (account !== null && !ACCOUNT_HEADER.test(account))
       return sendStripeError(res, 403, {
