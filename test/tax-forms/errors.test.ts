@@ -145,6 +145,8 @@ t.test('the onboarding page: unknown tokens, a refused form and a read-only key'
   const csp = String(refused.headers['content-security-policy']);
   t.match(csp, "script-src 'self'", 'no inline script may run');
   t.match(csp, "form-action 'self'");
+  t.equal(refused.headers['referrer-policy'], 'no-referrer', 'the token in the address goes to no other site');
+  t.equal(refused.headers['cache-control'], 'no-store');
 
   const readOnly = await platform.merchant({ scopes: 'read' });
   const other = await createAffiliate(client, 'readonly@example.com');
