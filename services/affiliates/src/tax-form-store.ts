@@ -99,8 +99,7 @@ export async function recordPayoutDetails(
   details: ReturnType<typeof checkedPayoutDetails>,
 ): Promise<MaskedPayoutDetails> {
   const masked: Record<string, string> = { method: details.method };
-  for (const [field, value] of Object.entries(details))
-    if (field !== 'method') masked[field] = maskLastFour(value as string);
+  for (const [field, value] of Object.entries(details)) if (field !== 'method') masked[field] = maskLastFour(value);
   const vaultId = await storeSecret(tx, keys, {
     merchantId,
     affiliateId,

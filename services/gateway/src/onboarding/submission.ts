@@ -8,12 +8,14 @@ export function submission(fields: Record<string, unknown>): { tax_form: object;
     const v = fields[name];
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
   };
-  const pick = (names: Record<string, string>) =>
-    Object.fromEntries(
-      Object.entries(names)
-        .map(([to, from]) => [to, value(from)])
-        .filter(([, v]) => v !== undefined),
-    );
+  const pick = (names: Record<string, string>): Record<string, string> => {
+    const picked: Record<string, string> = {};
+    for (const [to, from] of Object.entries(names)) {
+      const v = value(from);
+      if (v !== undefined) picked[to] = v;
+    }
+    return picked;
+  };
   const formType = value('form_type') ?? 'W-9';
   const address = pick({
     line1: 'address_line1',
@@ -29,8 +31,8 @@ export function submission(fields: Record<string, unknown>): { tax_form: object;
     address,
     ...pick({ legal_name: 'legal_name', signature_name: 'signature_name', signed_on: 'signed_on' }),
   };
-  const upper = (o: Record<string, string | undefined>) =>
-    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v?.toUpperCase()]));
+  const upper = (o: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v.toUpperCase()]));
   let taxForm: object;
   if (formType === 'W-9') {
     taxForm = {
