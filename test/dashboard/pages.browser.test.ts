@@ -43,6 +43,7 @@ const PAGES: [string, string][] = [
   ['/affiliates', 'Affiliates'],
   [`/affiliates/${affiliate.id}`, 'Affiliate'],
   ['/commissions', 'Commissions'],
+  ['/payouts', 'Payouts'],
   ['/webhooks', 'Webhooks'],
   [`/webhooks/${endpoint.body.id}`, 'Webhook endpoint'],
   ['/settings/keys', 'API keys'],

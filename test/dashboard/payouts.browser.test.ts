@@ -1,14 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
+import { loadEventsConfig } from '@platform/events/config';
+import { startEventsService } from '@platform/events/service';
 import { createUser } from '../../scripts/admin/commands.ts';
 import { launchBrowser, openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
-import { eventually } from '../helpers/platform.ts';
+import { captureLogger, eventually } from '../helpers/platform.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
 
 // The Payouts page in real Chromium: create, filter, mark sent/paid/failed, held payouts with their reason, CSV export.
 const { platform, service } = await startPayoutsPlatform(t);
+// The Settings page lists coupons too: the events service answers them.
+const events = await startEventsService(loadEventsConfig({ ...platform.env }), captureLogger('events').log);
+t.teardown(() => events.close());
 const browser = await launchBrowser(t);
 
 t.test('payouts are created, moved and exported from the Payouts page', async (t) => {
@@ -100,5 +105,35 @@ t.test('payouts are created, moved and exported from the Payouts page', async (t
     .click();
   await page.getByText('No payout matches.').waitFor();
   t.equal((await m.client.get(`/api/v1/payouts/${boPayout.id}`)).body.status, 'canceled');
+  t.same(consoleErrors, [], 'no console errors');
+});
+
+t.test('the payout settings are edited on the Settings page', async (t) => {
+  const m = await payoutMerchant(platform);
+  const email = 'settings@example.com';
+  await createUser(platform.sql, m.id, email, PASSWORD);
+  const { page, consoleErrors } = await openPage(browser);
+  await signInBrowser(page, platform.baseUrl, email);
+  await page.goto(`${platform.baseUrl}/dashboard/settings`);
+  await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+  t.equal(await page.getByLabel('Minimum payout').inputValue(), '50');
+  t.equal(await page.getByLabel('Payout day').inputValue(), '');
+  t.equal(await page.getByLabel('Tax form policy').inputValue(), 'us_threshold');
+  await page.getByLabel('Minimum payout').fill('25.50');
+  await page.getByLabel('Payout day').fill('15');
+  await page.getByLabel('Tax form policy').selectOption('required');
+  await page.getByRole('button', { name: 'Save programme' }).click();
+  await page.getByText('Settings saved.').waitFor();
+  const [row] = await platform.sql<{ settings: Record<string, unknown> }[]>`
+    select settings from merchants where id = ${m.id}`;
+  t.match(row!.settings, { min_payout: '25.50', payout_day: 15, tax_form_policy: 'required' });
+
+  await page.getByLabel('Payout day').fill('');
+  await page.getByRole('button', { name: 'Save programme' }).click();
+  await eventually(async () => {
+    const [after] = await platform.sql<{ settings: Record<string, unknown> }[]>`
+      select settings from merchants where id = ${m.id}`;
+    return after!.settings['payout_day'] === null ? true : undefined;
+  }, 5000);
   t.same(consoleErrors, [], 'no console errors');
 });

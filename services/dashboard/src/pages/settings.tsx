@@ -52,6 +52,9 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
     landing_url: s.landing_url ?? '',
     tracking_host: s.tracking_host ?? '',
     fraud_action: s.fraud_action,
+    min_payout: s.min_payout,
+    payout_day: s.payout_day === null ? '' : String(s.payout_day),
+    tax_form_policy: s.tax_form_policy,
   });
   const set = (k: keyof typeof form) => (e: Event) =>
     setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
@@ -66,6 +69,9 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
       landing_url: form.landing_url.trim() || null,
       tracking_host: form.tracking_host.trim() || null,
       fraud_action: form.fraud_action,
+      min_payout: form.min_payout.trim(),
+      payout_day: form.payout_day.trim() ? Number(form.payout_day) : null,
+      tax_form_policy: form.tax_form_policy,
     });
   };
   return (
@@ -124,6 +130,26 @@ function Programme(props: { settings: Settings; busy: boolean; onSave: (p: Patch
           <select value={form.fraud_action} onChange={set('fraud_action')}>
             <option value="hold">Hold flagged commissions</option>
             <option value="void">Void flagged commissions</option>
+          </select>
+        </Field>
+        <Field label="Minimum payout" hint="in each currency; commissions below it wait for the next payout">
+          <input
+            type="text"
+            inputMode="decimal"
+            pattern="\d{1,12}(\.\d{1,4})?"
+            required
+            value={form.min_payout}
+            onInput={set('min_payout')}
+          />
+        </Field>
+        <Field label="Payout day" hint="1 to 28: payouts are created that day each month (UTC); empty: only by hand">
+          <input type="number" min={1} max={28} value={form.payout_day} onInput={set('payout_day')} />
+        </Field>
+        <Field label="Tax form policy">
+          <select value={form.tax_form_policy} onChange={set('tax_form_policy')}>
+            <option value="us_threshold">Hold at 600 a year without a tax form</option>
+            <option value="required">Hold every payout without a tax form</option>
+            <option value="none">Never hold</option>
           </select>
         </Field>
         <div>
