@@ -106,7 +106,13 @@ t.test('every operation of the catalogue is documented, and nothing else', async
     'post /t/visit',
     'options /t/visit',
   ];
-  const expected = [...operations.map((o) => `${o.method} ${o.path}`), 'get /api/v1/openapi', ...tracking];
+  const onboardingPage = ['get /onboarding/{token}', 'post /onboarding/{token}'];
+  const expected = [
+    ...operations.map((o) => `${o.method} ${o.path}`),
+    'get /api/v1/openapi',
+    ...tracking,
+    ...onboardingPage,
+  ];
   t.same(documented.sort(), expected.sort());
   const ids = documented.map((d) => doc['paths'][d.split(' ')[1]!][d.split(' ')[0]!]['operationId']);
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');

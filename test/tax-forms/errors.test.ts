@@ -2,6 +2,7 @@ import t from 'tap';
 import { createAffiliate, rawRequest } from '../events/setup.ts';
 import { expectError, expectInvalid } from '../helpers/errors.ts';
 import { startPlatform } from '../helpers/platform.ts';
+import { buildOpenApi } from '@platform/gateway/openapi';
 import { onboardingLinksPath, payoutDetailsPath, putPayoutDetails, taxFormsPath, w8ben, w9 } from './setup.ts';
 
 const platform = await startPlatform(t);
@@ -157,4 +158,17 @@ t.test('the onboarding page: unknown tokens, a refused form and a read-only key'
     'FORBIDDEN',
     'This key lacks the write scope',
   );
+});
+
+t.test('the OpenAPI document: the new operations, and the page as public HTML', async (t) => {
+  const doc = (await client.get('/api/v1/openapi')).body as { paths: Record<string, Record<string, any>> };
+  t.same(doc, JSON.parse(JSON.stringify(buildOpenApi())), 'served as built');
+  t.same(Object.keys(doc.paths['/api/v1/affiliates/{affiliate_id}/tax_forms']!).sort(), ['get', 'post']);
+  t.same(Object.keys(doc.paths['/api/v1/affiliates/{affiliate_id}/payout_details']!).sort(), ['get', 'put']);
+  t.same(Object.keys(doc.paths['/api/v1/affiliates/{affiliate_id}/onboarding_links']!), ['post']);
+  const page = doc.paths['/onboarding/{token}']!;
+  for (const method of ['get', 'post']) {
+    t.same(page[method].security, [], `${method}: public`);
+    t.same(Object.keys(page[method].responses['404'].content), ['text/html']);
+  }
 });

@@ -4,6 +4,7 @@ import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 import { ErrorEnvelopeSchema } from '@platform/shared/errors';
 import { webhookEnvelope } from '@platform/shared/schemas/events';
 import { TrackedVisit, TrackVisitBody, VISIT_COOKIE } from '@platform/shared/schemas/tracking';
+import { onboardingPagePaths } from './onboarding/openapi.ts';
 
 type Json = Record<string, unknown>;
 
@@ -117,6 +118,7 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
   };
 
   Object.assign(paths, trackingPaths(toJson));
+  Object.assign(paths, onboardingPagePaths());
 
   // Each event's envelope is a named component (AffiliateCreatedEvent, …) and WebhookEvent their union, told apart by
   // `type`: a generated client gets one type for whatever its endpoint receives.
@@ -190,7 +192,7 @@ export function buildOpenApi(serverUrl = 'http://localhost:8080'): Json {
         'Every request carries `Authorization: Bearer svc_…`; keys are tenant-scoped and need the Growth plan or higher.',
     },
     servers: [{ url: serverUrl, description: 'the platform gateway (PUBLIC_BASE_URL)' }],
-    tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Meta'].map((name) => ({ name })),
+    tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Onboarding page', 'Meta'].map((name) => ({ name })),
     paths,
     webhooks,
     components: {
