@@ -153,3 +153,23 @@ t.test('a valid form releases the payouts held for want of one, in its transacti
   t.equal(valid.status, 201);
   t.equal(await held('po_held_by_expired_form'), null, 'released by the valid form');
 });
+
+t.test('forms submitted concurrently: each stored, exactly one in force', async (t) => {
+  const affiliate = await createAffiliate(client, 'busy@example.com');
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => client.post(taxFormsPath(affiliate.id), w9(`123-45-${6780 + i}`))),
+  );
+  t.same(
+    answers.map((a) => a.status),
+    [201, 201, 201, 201, 201, 201],
+  );
+  const listed = await client.get(taxFormsPath(affiliate.id));
+  t.same(listed.body.data.map((f: { status: string }) => f.status).sort(), [
+    'superseded',
+    'superseded',
+    'superseded',
+    'superseded',
+    'superseded',
+    'valid',
+  ]);
+});

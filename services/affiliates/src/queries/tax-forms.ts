@@ -1,10 +1,13 @@
 import type { Queryable } from '@platform/shared/db';
 import type { TaxFormStatus, TaxFormType } from '@platform/shared/schemas/tax-forms';
 
-/** Locks the merchant's affiliate (tax forms and payout details of one affiliate change one at a time). */
+/**
+ * Locks the merchant's affiliate, so that its tax forms and payout details change one at a time. FOR NO KEY UPDATE:
+ * it does not hold up the foreign-key checks of rows inserted for the affiliate meanwhile (visits, commissions).
+ */
 export async function lockAffiliate(sql: Queryable, merchantId: string, affiliateId: string): Promise<boolean> {
-  const [row] =
-    await sql`select 1 from affiliates where merchant_id = ${merchantId} and id = ${affiliateId} for update`;
+  const [row] = await sql`
+    select 1 from affiliates where merchant_id = ${merchantId} and id = ${affiliateId} for no key update`;
   return row !== undefined;
 }
 
