@@ -13,7 +13,7 @@ import {
 export const taxFormsApi = {
   createTaxForm: operation({
     service: 'affiliates',
-    name: 'tax_forms.create',
+    name: 'tax_forms_create',
     operationId: 'createTaxForm',
     method: 'post',
     path: '/api/v1/affiliates/{affiliate_id}/tax_forms',
@@ -26,7 +26,7 @@ export const taxFormsApi = {
   }),
   listTaxForms: operation({
     service: 'affiliates',
-    name: 'tax_forms.list',
+    name: 'tax_forms_list',
     operationId: 'listTaxForms',
     method: 'get',
     path: '/api/v1/affiliates/{affiliate_id}/tax_forms',
@@ -38,7 +38,7 @@ export const taxFormsApi = {
   }),
   putPayoutDetails: operation({
     service: 'affiliates',
-    name: 'payout_details.put',
+    name: 'payout_details_put',
     operationId: 'putPayoutDetails',
     method: 'put',
     path: '/api/v1/affiliates/{affiliate_id}/payout_details',
@@ -51,7 +51,7 @@ export const taxFormsApi = {
   }),
   getPayoutDetails: operation({
     service: 'affiliates',
-    name: 'payout_details.get',
+    name: 'payout_details_get',
     operationId: 'getPayoutDetails',
     method: 'get',
     path: '/api/v1/affiliates/{affiliate_id}/payout_details',
@@ -63,7 +63,7 @@ export const taxFormsApi = {
   }),
   createOnboardingLink: operation({
     service: 'affiliates',
-    name: 'onboarding_links.create',
+    name: 'onboarding_links_create',
     operationId: 'createOnboardingLink',
     method: 'post',
     path: '/api/v1/affiliates/{affiliate_id}/onboarding_links',
@@ -88,7 +88,7 @@ const OnboardingTokenParams = Type.Object(
 export const onboardingPageApi = {
   openOnboarding: operation({
     service: 'affiliates',
-    name: 'onboarding.open',
+    name: 'onboarding_open',
     operationId: 'openOnboarding',
     method: 'get',
     path: '/onboarding/{token}',
@@ -104,7 +104,7 @@ export const onboardingPageApi = {
   }),
   submitOnboarding: operation({
     service: 'affiliates',
-    name: 'onboarding.submit',
+    name: 'onboarding_submit',
     operationId: 'submitOnboarding',
     method: 'post',
     path: '/onboarding/{token}',
