@@ -4,6 +4,7 @@ import { AffiliateIdParams } from '../schemas/affiliates.ts';
 import {
   MaskedPayoutDetails,
   OnboardingLink,
+  OnboardingState,
   PayoutDetailsBody,
   TaxForm,
   TaxFormBody,
@@ -100,7 +101,7 @@ export const onboardingPageApi = {
       { visitor_id: Type.Optional(Type.String({ maxLength: 64, description: 'the `_svc_sess` cookie' })) },
       { additionalProperties: false },
     ),
-    success: [{ status: 200, schema: Type.Unknown(), description: 'OnboardingState' }],
+    success: [{ status: 200, schema: OnboardingState, description: "the link's state and what is on file" }],
   }),
   submitOnboarding: operation({
     service: 'affiliates',
@@ -113,6 +114,6 @@ export const onboardingPageApi = {
     summary: 'Stores the tax form and the payout details of the page in one transaction and uses up the link',
     params: OnboardingTokenParams,
     body: Type.Object({ tax_form: TaxFormBody, payout_details: PayoutDetailsBody }, { additionalProperties: false }),
-    success: [{ status: 200, schema: Type.Unknown(), description: 'OnboardingState' }],
+    success: [{ status: 200, schema: OnboardingState, description: "the link's state and what is on file" }],
   }),
 } as const;

@@ -258,11 +258,18 @@ export const OnboardingLink = Type.Object(
 export type OnboardingLink = Static<typeof OnboardingLink>;
 
 /** What the onboarding page shows: the link's state and, while it can be used, what is on file (masked). */
-export interface OnboardingState {
-  status: 'open' | 'expired' | 'used';
-  merchant_name: string;
-  affiliate_name: string;
-  expires_at: string;
-  tax_form: TaxForm | null;
-  payout_details: MaskedPayoutDetails | null;
-}
+export const OnboardingState = Type.Object(
+  {
+    status: Type.Union([Type.Literal('open'), Type.Literal('expired'), Type.Literal('used')], {
+      description: 'open: the form may be submitted; expired or used: the page says so, without a form',
+      examples: ['open'],
+    }),
+    merchant_name: Type.String({ description: 'whom the affiliate fills the form in for', examples: ['Acme'] }),
+    affiliate_name: Type.String({ description: "the affiliate's display name", examples: ['Jane Doe'] }),
+    expires_at: Timestamp('when the link stops working'),
+    tax_form: Type.Union([TaxForm, Type.Null()], { description: 'the form in force, masked; null when none' }),
+    payout_details: Type.Union([MaskedPayoutDetails, Type.Null()], { description: 'masked; null when none' }),
+  },
+  { additionalProperties: false },
+);
+export type OnboardingState = Static<typeof OnboardingState>;
