@@ -34,7 +34,7 @@ export async function payoutMerchant(platform: Platform, settings: string[] = []
 
 /**
  * One conversion per entry (event amount and currency) for the affiliate; waits until their commissions exist and
- * are approved. Answers the commission ids.
+ * are approved. Answers the commission ids in the order of the entries (each must earn a commission).
  */
 export async function approvedCommissions(
   platform: Platform,
@@ -53,12 +53,13 @@ export async function approvedCommissions(
     conversions.map((c) => c.event_id),
   );
   await service.approveEndedHolds();
-  const rows = await platform.sql<{ id: string; status: string }[]>`
-    select id, status from commissions
-    where merchant_id = ${merchantId} and event_id in ${platform.sql(conversions.map((c) => c.event_id))}
-    order by id`;
-  if (rows.some((r) => r.status !== 'approved')) throw new Error('commissions not approved');
-  return rows.map((r) => r.id);
+  const rows = await platform.sql<{ id: string; status: string; event_id: string }[]>`
+    select id, status, event_id from commissions
+    where merchant_id = ${merchantId} and event_id in ${platform.sql(conversions.map((c) => c.event_id))}`;
+  if (rows.length !== events.length || rows.some((r) => r.status !== 'approved'))
+    throw new Error('commissions not approved');
+  const byEvent = new Map(rows.map((r) => [r.event_id, r.id]));
+  return conversions.map((c) => byEvent.get(c.event_id)!);
 }
 
 export async function affiliate(m: PayoutMerchant, email: string) {

@@ -2,6 +2,7 @@ import t from 'tap';
 import { startDispatcher } from '../helpers/webhooks.ts';
 import { startReceiver, verifyWebhook } from '../helpers/receiver.ts';
 import { eventually } from '../helpers/platform.ts';
+import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 
 const { platform, service } = await startPayoutsPlatform(t);
@@ -60,9 +61,9 @@ t.test(
       .map((p) => [p.affiliate_id, p.currency, p.amount, p.status, p.held_reason, [...p.commission_ids].sort()])
       .sort(byAffiliateAndCurrency);
     const expected = [
-      [ana.id, 'EUR', 60, 'pending', null, anaEur],
-      [ana.id, 'USD', 55.03, 'pending', null, anaUsd],
-      [ben.id, 'USD', 123.56, 'pending', null, benUsd],
+      [ana.id, 'EUR', 60, 'pending', null, [...anaEur].sort()],
+      [ana.id, 'USD', 55.03, 'pending', null, [...anaUsd].sort()],
+      [ben.id, 'USD', 123.56, 'pending', null, [...benUsd].sort()],
     ].sort(byAffiliateAndCurrency);
     t.same(summary, expected);
     const stored = await platform.sql<{ currency: string; amount: string }[]>`
@@ -260,4 +261,40 @@ t.test('voiding a commission inside a pending payout removes it and recomputes t
   t.equal(last.status, 200);
   const empty = await m.client.get(`/api/v1/payouts/${payout.id}`);
   t.match(empty.body, { status: 'canceled', amount: 0, commission_ids: [] }, 'a payout left empty is canceled');
+});
+
+t.test('a refund takes its commission out of a pending payout; one in a sent payout stays', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none']);
+  const ana = await affiliate(m, 'ana@example.com');
+  const bo = await affiliate(m, 'bo@example.com');
+  const [refunded, kept] = await approvedCommissions(platform, service, m.id, ana.id, [
+    { amount: '600.00' },
+    { amount: '400.00' },
+  ]);
+  const [inSent] = await approvedCommissions(platform, service, m.id, bo.id, [{ amount: '700.00' }]);
+  const payouts = (await m.client.post('/api/v1/payouts')).body.data as any[];
+  const pending = payouts.find((p) => p.affiliate_id === ana.id);
+  const sent = payouts.find((p) => p.affiliate_id === bo.id);
+  t.equal(pending.amount, 100);
+  await m.client.patch(`/api/v1/payouts/${sent.id}`, { status: 'sent' });
+
+  const orderOf = async (id: string) =>
+    (await platform.sql<{ order_id: string }[]>`select order_id from commissions where id = ${id}`)[0]!.order_id;
+  const refunds = [await orderOf(refunded!), await orderOf(inSent!)].map((externalId) =>
+    conversion({ affiliate_id: null, event_type: 'refund', amount: '0', external_id: externalId }),
+  );
+  await recordConversions(platform.sql, m.id, refunds);
+  await awaitProcessed(
+    platform.sql,
+    m.id,
+    refunds.map((r) => r.event_id),
+  );
+  t.equal((await m.client.get(`/api/v1/commissions/${refunded}`)).body.status, 'voided');
+  t.match((await m.client.get(`/api/v1/payouts/${pending.id}`)).body, {
+    status: 'pending',
+    amount: 40,
+    commission_ids: [kept],
+  });
+  t.equal((await m.client.get(`/api/v1/commissions/${inSent}`)).body.status, 'approved', 'in a sent payout: kept');
+  t.match((await m.client.get(`/api/v1/payouts/${sent.id}`)).body, { status: 'sent', amount: 70 });
 });

@@ -41,11 +41,11 @@ t.test('us_threshold: held at the 600 mark, released when a W-9 arrives', async 
   );
   const listed = await m.client.get('/api/v1/payouts?status=pending');
   t.same(
-    listed.body.data.map((p: any) => [p.id, p.held_reason]),
-    [
+    new Map(listed.body.data.map((p: any) => [p.id, p.held_reason])),
+    new Map([
       [third.id, 'tax_form_required'],
       [second.id, null],
-    ],
+    ]),
     'the list shows the hold and its reason',
   );
 
