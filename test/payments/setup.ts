@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { loadPaymentsConfig } from '@platform/payments/config';
+import { processingFee } from '@platform/payments/ledger-rules';
 import { startPaymentsService } from '@platform/payments/service';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createPlatformKey } from '../../scripts/admin/platform-keys.ts';
@@ -40,3 +41,57 @@ export type PaymentsStack = Awaited<ReturnType<typeof startPayments>>;
 
 /** Every object of the platform's /v1 says its mode; Stripe's Account type leaves the field out. */
 export const livemode = (object: object) => (object as { livemode?: boolean }).livemode;
+
+/** What the hosted onboarding form takes; the account number decides the sandbox rail's verdict on payouts. */
+export const ONBOARDING_FORM = {
+  business_name: 'Acme Supplies',
+  business_url: 'https://acme.example',
+  product_description: 'Garden tools',
+  account_holder_name: 'Jane Doe',
+  routing_number: '110000000',
+  account_number: '000123456789',
+  tos: 'accepted',
+};
+
+/** Completes an account's onboarding over HTTP, as a browser without script would: open the link, post the form. */
+export async function onboard(stack: PaymentsStack, accountId: string, form: Partial<typeof ONBOARDING_FORM> = {}) {
+  const link = await stack.test.accountLinks.create({
+    account: accountId,
+    type: 'account_onboarding',
+    refresh_url: 'https://platform.example/refresh',
+    return_url: 'https://platform.example/return',
+  });
+  const opened = await fetch(link.url, { redirect: 'manual' });
+  if (opened.status !== 200) throw new Error(`opening the link answered ${opened.status}`);
+  await opened.arrayBuffer();
+  const submitted = await fetch(link.url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ ...ONBOARDING_FORM, ...form }).toString(),
+  });
+  if (submitted.status !== 303) throw new Error(`submitting answered ${submitted.status}: ${await submitted.text()}`);
+  return submitted.headers.get('location');
+}
+
+/** A connected account, onboarded, with `amount` cents available at once (pm_card_bypassPending; the fee added on). */
+export async function fundedAccount(
+  stack: PaymentsStack,
+  available: number,
+  form: Partial<typeof ONBOARDING_FORM> = {},
+) {
+  const account = await stack.test.accounts.create({ type: 'express', email: 'funded@example.com' });
+  await onboard(stack, account.id, form);
+  // Gross so that the net is exactly `available`: the fee on gross g is round(0.029 g) + 30.
+  let gross = available;
+  while (gross - processingFee(gross, 'usd') < available) gross++;
+  if (gross - processingFee(gross, 'usd') !== available) throw new Error(`no gross nets ${available}`);
+  await stack.test.paymentIntents.create({
+    amount: gross,
+    currency: 'usd',
+    payment_method: 'pm_card_bypassPending',
+    confirm: true,
+    transfer_data: { destination: account.id },
+  });
+  return account;
+}

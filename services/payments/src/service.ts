@@ -4,6 +4,7 @@ import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { PaymentsConfig } from './config.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { startClock } from './clock.ts';
+import { createAccountLinkOperation, openOnboarding, submitOnboarding } from './operations/account-links.ts';
 import { createAccountOperation, listAccountsOperation, retrieveAccountOperation } from './operations/accounts.ts';
 import { listTransactionsOperations, retrieveBalanceOperation } from './operations/balance.ts';
 import {
@@ -44,6 +45,9 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
         createAccountOperation(deps),
         retrieveAccountOperation(deps),
         listAccountsOperation(deps),
+        createAccountLinkOperation(deps),
+        openOnboarding(deps),
+        submitOnboarding(deps),
         createPaymentIntentOperation(deps),
         retrievePaymentIntentOperation(deps),
         listPaymentIntentsOperation(deps),

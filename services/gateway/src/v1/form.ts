@@ -40,7 +40,8 @@ function assign(container: FormValue, path: string[], value: string, name: strin
     else (container as Record<string, FormValue>)[head] = v;
   };
   if (rest.length === 0) {
-    if (typeof container === 'string') throw new FormError(name);
+    const existing = read();
+    if (existing !== undefined && typeof existing !== 'string') throw new FormError(name);
     write(value);
     return;
   }

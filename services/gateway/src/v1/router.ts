@@ -11,6 +11,7 @@ import type { RateDecision } from '../rate-limit.ts';
 import type { Requester } from '../requester.ts';
 import { sendStripeError } from './errors.ts';
 import { FormError, parseForm } from './form.ts';
+import { createOnboardingRoutes } from './onboarding.ts';
 import { createPlatformKeyResolver, type PlatformKeyRecord } from './platform-keys.ts';
 
 const BODY_LIMIT = '1mb';
@@ -82,6 +83,14 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
   };
 
   const routes = express.Router();
+  routes.use(
+    createOnboardingRoutes({
+      requester: deps.requester,
+      prefix: config.NATS_PREFIX,
+      timeoutMs: config.RPC_TIMEOUT_MS,
+      log,
+    }),
+  );
   const formText = express.text({ type: () => true, limit: BODY_LIMIT });
   /** The query string (GET) or form body (POST) decoded from bracket notation into req.body, for what follows. */
   const parseParams =

@@ -29,16 +29,33 @@ export async function postMovement(
     .filter((p) => !isExternal(p.holder))
     .sort((a, b) => (a.holder + a.bucket < b.holder + b.bucket ? -1 : 1));
   for (const p of inside) {
-    await sql`
-      insert into ledger_balances (livemode, holder, currency, bucket, amount)
-      values (${livemode}, ${p.holder}, ${currency}, ${p.bucket}, ${p.amount})
-      on conflict (livemode, holder, currency, bucket) do update set amount = ledger_balances.amount + excluded.amount`;
+    // A debit is an update only: an upsert would first check its would-be new row (a negative amount) and fail.
+    if (p.amount < 0) {
+      const updated = await sql`
+        update ledger_balances set amount = amount + ${p.amount}
+        where livemode = ${livemode} and holder = ${p.holder} and currency = ${currency} and bucket = ${p.bucket}
+        returning 1`;
+      if (updated.length === 0) throw new BalanceInsufficient();
+    } else {
+      await sql`
+        insert into ledger_balances (livemode, holder, currency, bucket, amount)
+        values (${livemode}, ${p.holder}, ${currency}, ${p.bucket}, ${p.amount})
+        on conflict (livemode, holder, currency, bucket) do update set amount = ledger_balances.amount + excluded.amount`;
+    }
   }
   return id;
 }
 
+/** A debit from a balance that has never held anything. */
+class BalanceInsufficient extends Error {
+  constructor() {
+    super('the balance does not cover the debit');
+  }
+}
+
 /** True for the refusal of a balance that would have gone below zero. */
 export function isBalanceInsufficient(err: unknown): boolean {
+  if (err instanceof BalanceInsufficient) return true;
   const e = err as { code?: string; constraint_name?: string };
   return e?.code === '23514' && e.constraint_name === 'ledger_balance_not_negative';
 }
