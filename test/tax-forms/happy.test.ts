@@ -96,7 +96,9 @@ t.test(
 
 t.test('payout details: PayPal, IBAN, routing and account number, each read back masked', async (t) => {
   const affiliate = await createAffiliate(client, 'payee@example.com');
-  t.equal((await client.get(payoutDetailsPath(affiliate.id))).status, 404);
+  const none = await client.get(payoutDetailsPath(affiliate.id));
+  t.equal(none.status, 200);
+  t.strictSame(none.body, { method: null, updated_at: null }, 'none set yet');
 
   const paypal = await putPayoutDetails(client, affiliate.id, { method: 'paypal', paypal_email: 'payee@example.com' });
   t.equal(paypal.status, 200);

@@ -58,7 +58,7 @@ export const taxFormsApi = {
     path: '/api/v1/affiliates/{affiliate_id}/payout_details',
     scope: 'read',
     tag: 'Tax forms',
-    summary: "The affiliate's payout details, masked (404 while none are set)",
+    summary: "The affiliate's payout details, masked (method null while none are set)",
     params: AffiliateIdParams,
     success: [{ status: 200, schema: MaskedPayoutDetails, description: 'the payout details, masked' }],
   }),

@@ -227,7 +227,10 @@ export type PayoutDetails =
 
 export const MaskedPayoutDetails = Type.Object(
   {
-    method: Type.Union([Type.Literal('paypal'), Type.Literal('bank')], { examples: ['bank'] }),
+    method: Type.Union([Type.Literal('paypal'), Type.Literal('bank'), Type.Null()], {
+      description: 'how the affiliate is paid; null while no payout details are set',
+      examples: ['bank'],
+    }),
     paypal_email: Type.Optional(
       Type.String({ description: 'masked to its last four characters', examples: ['*****.com'] }),
     ),
@@ -238,7 +241,7 @@ export const MaskedPayoutDetails = Type.Object(
     account_number: Type.Optional(
       Type.String({ description: 'masked to its last four characters', examples: ['*****6789'] }),
     ),
-    updated_at: Timestamp('when they were set'),
+    updated_at: NullableTimestamp('when they were set; null while none are'),
   },
   { additionalProperties: false, $id: 'PayoutDetails', description: 'payout details, masked' },
 );

@@ -9,7 +9,7 @@ export const getPayoutDetailsOperation = () =>
   defineOperation(api.getPayoutDetails, async (ctx, { params }) => {
     if (!isId('aff', params.affiliate_id) || !(await affiliateExists(ctx.sql, ctx.merchantId, params.affiliate_id)))
       throw notFound('affiliate');
+    // None set yet is a state of the affiliate, not a missing resource.
     const masked = await maskedPayoutDetails(ctx.sql, ctx.merchantId, params.affiliate_id);
-    if (!masked) throw notFound('payout details');
-    return { outcome: 'ok', body: masked };
+    return { outcome: 'ok', body: masked ?? { method: null, updated_at: null } };
   });

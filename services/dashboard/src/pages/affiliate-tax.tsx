@@ -16,11 +16,10 @@ export function TaxAndPayout(props: { affiliateId: string }) {
     async () => unwrap(await api.GET('/api/v1/affiliates/{affiliate_id}/tax_forms', path)),
     [props.affiliateId],
   );
-  const details = useLoad(async (): Promise<PayoutDetails | null> => {
-    const result = await api.GET('/api/v1/affiliates/{affiliate_id}/payout_details', path);
-    // None set yet: nothing to show, not an error.
-    return result.response.status === 404 ? null : unwrap(result);
-  }, [props.affiliateId]);
+  const details = useLoad(
+    async () => unwrap(await api.GET('/api/v1/affiliates/{affiliate_id}/payout_details', path)),
+    [props.affiliateId],
+  );
   const [link, setLink] = useState<Schemas['OnboardingLink']>();
   const action = useAction();
   const createLink = async () => {
@@ -52,7 +51,7 @@ export function TaxAndPayout(props: { affiliateId: string }) {
         <dt>Payout details</dt>
         <dd data-testid="payout-details">
           <Loaded state={details} what="payout details">
-            {(d) => (d ? <>{describe(d)}</> : <Empty>No payout details on file.</Empty>)}
+            {(d) => (d.method ? <>{describe(d)}</> : <Empty>No payout details on file.</Empty>)}
           </Loaded>
         </dd>
       </dl>
