@@ -85,6 +85,60 @@ export function Pager(props: {
   );
 }
 
+/**
+ * One page of a cursor-paged list as a table: loading and error states, the empty text, the column headers (the last
+ * one, `actions`, named for screen readers only), a row per item and the pager.
+ */
+export function PagedTable<T>(props: {
+  state: { data: { data: T[]; next_cursor: string | null } | undefined; error: string | undefined; loading: boolean };
+  what: string;
+  empty: string;
+  columns: string[];
+  actions?: boolean;
+  pager: { page: number; next: (c: string) => void; previous: () => void };
+  label: string;
+  row: (item: T) => ComponentChildren;
+}) {
+  return (
+    <Loaded state={props.state} what={props.what}>
+      {(page) =>
+        page.data.length === 0 ? (
+          <Empty>{props.empty}</Empty>
+        ) : (
+          <>
+            <div class="table-wrap" tabIndex={0}>
+              <table>
+                <thead>
+                  <tr>
+                    {props.columns.map((c) => (
+                      <th key={c} scope="col">
+                        {c}
+                      </th>
+                    ))}
+                    {props.actions ? (
+                      <th scope="col">
+                        <span class="visually-hidden">Actions</span>
+                      </th>
+                    ) : null}
+                  </tr>
+                </thead>
+                <tbody>{page.data.map(props.row)}</tbody>
+              </table>
+            </div>
+            <Pager
+              label={props.label}
+              page={props.pager.page}
+              next={page.next_cursor}
+              onNext={props.pager.next}
+              onPrevious={props.pager.previous}
+            />
+          </>
+        )
+      }
+    </Loaded>
+  );
+}
+
 export const Field = (props: { label: string; children: ComponentChildren; hint?: string }) => (
   <label class="field">
     <span>{props.label}</span>

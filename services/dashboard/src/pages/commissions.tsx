@@ -1,19 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api.ts';
 import { useAction, useLoad, usePager } from '../hooks.ts';
-import {
-  Empty,
-  ErrorText,
-  Field,
-  formatMoney,
-  formatTime,
-  Link,
-  Loaded,
-  Page,
-  Pager,
-  Status,
-  StatusSelect,
-} from '../ui.tsx';
+import { ErrorText, Field, formatMoney, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type Commission = Schemas['Commission'];
 type StatusFilter = '' | Commission['status'];
@@ -70,45 +58,16 @@ export function CommissionsPage() {
         </Field>
         <button type="submit">Filter</button>
       </form>
-      <Loaded state={list} what="commissions">
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No commission matches.</Empty>
-          ) : (
-            <>
-              <div class="table-wrap" tabIndex={0}>
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Amount</th>
-                      <th scope="col">Affiliate</th>
-                      <th scope="col">Order</th>
-                      <th scope="col">Level</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((c) => (
-                      <CommissionRow key={c.id} commission={c} onChanged={list.reload} />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager
-                label="Commissions"
-                page={pager.page}
-                next={page.next_cursor}
-                onNext={pager.next}
-                onPrevious={pager.previous}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedTable
+        state={list}
+        what="commissions"
+        empty="No commission matches."
+        columns={['Amount', 'Affiliate', 'Order', 'Level', 'Status', 'Created']}
+        actions
+        pager={pager}
+        label="Commissions"
+        row={(c) => <CommissionRow key={c.id} commission={c} onChanged={list.reload} />}
+      />
     </Page>
   );
 }

@@ -1,19 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorText, unwrap, type Schemas } from '../api.ts';
 import { useAction, useLoad, usePager } from '../hooks.ts';
-import {
-  Empty,
-  ErrorText,
-  Field,
-  formatMoney,
-  formatTime,
-  Link,
-  Loaded,
-  Page,
-  Pager,
-  Status,
-  StatusSelect,
-} from '../ui.tsx';
+import { ErrorText, Field, formatMoney, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type Payout = Schemas['Payout'];
 type StatusFilter = '' | Payout['status'];
@@ -78,44 +66,16 @@ export function PayoutsPage() {
         />
         <ExportCsv />
       </div>
-      <Loaded state={list} what="payouts">
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No payout matches.</Empty>
-          ) : (
-            <>
-              <div class="table-wrap" tabIndex={0}>
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Amount</th>
-                      <th scope="col">Affiliate</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Commissions</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((p) => (
-                      <PayoutRow key={p.id} payout={p} onChanged={list.reload} />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager
-                label="Payouts"
-                page={pager.page}
-                next={page.next_cursor}
-                onNext={pager.next}
-                onPrevious={pager.previous}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedTable
+        state={list}
+        what="payouts"
+        empty="No payout matches."
+        columns={['Amount', 'Affiliate', 'Status', 'Commissions', 'Created']}
+        actions
+        pager={pager}
+        label="Payouts"
+        row={(p) => <PayoutRow key={p.id} payout={p} onChanged={list.reload} />}
+      />
     </Page>
   );
 }
