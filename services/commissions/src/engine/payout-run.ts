@@ -76,21 +76,28 @@ export async function runPayoutSchedule(sql: Sql, now: Clock, log: Logger): Prom
   for (const merchant of merchants) {
     const period = scheduledPeriod(withDefaults(merchant.settings).payout_day, at);
     if (!period) continue;
-    created += await sql.begin(async (tx) => {
-      const [claimed] = await tx`
-        insert into payout_schedule_runs (merchant_id, period, ran_at, payouts)
-        values (${merchant.id}, ${period}, ${at}, 0)
-        on conflict (merchant_id, period) do nothing
-        returning merchant_id`;
-      if (!claimed) return 0;
-      const payouts = await createPayouts(tx, merchant.id, at);
-      await tx`
-        update payout_schedule_runs set payouts = ${payouts.length}
-        where merchant_id = ${merchant.id} and period = ${period}`;
-      if (payouts.length > 0)
-        log.info('scheduled payouts created', { merchant_id: merchant.id, period, count: payouts.length });
-      return payouts.length;
+    // One merchant's failure (its month stays unclaimed, for the next pass) holds back no other merchant.
+    created += await runMonth(sql, merchant.id, period, at).catch((err: unknown) => {
+      log.error('scheduled payouts failed; the next pass tries again', { merchant_id: merchant.id, period, err });
+      return 0;
     });
   }
   return created;
+}
+
+/** Claims the merchant's month and creates its payouts in one transaction; 0 when another run claimed it first. */
+async function runMonth(sql: Sql, merchantId: string, period: string, at: Date): Promise<number> {
+  return sql.begin(async (tx) => {
+    const [claimed] = await tx`
+      insert into payout_schedule_runs (merchant_id, period, ran_at, payouts)
+      values (${merchantId}, ${period}, ${at}, 0)
+      on conflict (merchant_id, period) do nothing
+      returning merchant_id`;
+    if (!claimed) return 0;
+    const payouts = await createPayouts(tx, merchantId, at);
+    await tx`
+      update payout_schedule_runs set payouts = ${payouts.length}
+      where merchant_id = ${merchantId} and period = ${period}`;
+    return payouts.length;
+  });
 }
