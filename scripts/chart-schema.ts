@@ -6,6 +6,7 @@ import { CommissionsEnv } from '@platform/commissions/config';
 import { DispatcherEnv } from '@platform/dispatcher/config';
 import { EventsEnv } from '@platform/events/config';
 import { GatewayEnv } from '@platform/gateway/config';
+import { PaymentsEnv } from '@platform/payments/config';
 import { SERVICES } from './bundle.ts';
 
 /**
@@ -20,6 +21,7 @@ export const SERVICE_ENV: Record<string, TObject> = {
   events: EventsEnv,
   commissions: CommissionsEnv,
   dispatcher: DispatcherEnv,
+  payments: PaymentsEnv,
 };
 /** Variables the chart sets itself: from the Secret, from the NATS values, from the ports. */
 export const CHART_MANAGED_ENV = [

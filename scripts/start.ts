@@ -20,6 +20,7 @@ const SERVICES: { name: string; opsPort: number }[] = [
   { name: 'events', opsPort: 9102 },
   { name: 'commissions', opsPort: 9103 },
   { name: 'dispatcher', opsPort: 9104 },
+  { name: 'payments', opsPort: 9105 },
   { name: 'gateway', opsPort: 9100 },
 ].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
 
