@@ -1,12 +1,12 @@
 import t from 'tap';
-import { createAffiliate } from '../events/setup.ts';
+import { createAffiliate, setSettings } from '../events/setup.ts';
 import { eventually } from '../helpers/platform.ts';
 import { startReceiver, verifyWebhook } from '../helpers/receiver.ts';
 import { startWebhookPlatform } from '../helpers/webhooks.ts';
 import { onboardingLinksPath, payoutDetailsPath, putPayoutDetails, taxFormsPath, w8ben, w9 } from './setup.ts';
 
 const { platform } = await startWebhookPlatform(t);
-const { client } = await platform.merchant();
+const { client, id: merchantId } = await platform.merchant();
 
 t.test('a W-9 is stored masked and emits a signed tax_form.submitted without the TIN', async (t) => {
   const receiver = await startReceiver(t);
@@ -132,6 +132,12 @@ t.test('an onboarding link: a URL on the platform, 24 hours', async (t) => {
   t.match(link.body.url, /^http:\/\/localhost:8080\/onboarding\/[A-Za-z0-9_-]{43}$/);
   const expires = Date.parse(link.body.expires_at);
   t.ok(expires >= before + 24 * 3600_000 && expires <= Date.now() + 24 * 3600_000, 'expires in 24 hours');
+
+  // On the merchant's own tracking host, where the affiliate's referral clicks set the visit cookie.
+  await setSettings(platform.sql, merchantId, { tracking_host: 'track.example.com' });
+  const hosted = await client.post(onboardingLinksPath(affiliate.id));
+  t.match(hosted.body.url, /^https:\/\/track\.example\.com\/onboarding\/[A-Za-z0-9_-]{43}$/);
+  await setSettings(platform.sql, merchantId, { tracking_host: null });
 });
 
 t.test('a valid form releases the payouts held for want of one, in its transaction', async (t) => {

@@ -6,18 +6,22 @@ import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import type { AffiliatesDeps } from '../deps.ts';
 import { insertOnboardingLink } from '../queries/onboarding-links.ts';
-import { affiliateExists } from '../queries/tax-forms.ts';
+import { findAffiliate } from '../queries/affiliates.ts';
 
 const LINK_LIFETIME_MS = 24 * 3600 * 1000;
 
 /**
  * A link to the onboarding page: 256 random bits in the URL, only their SHA-256 stored (like API keys, a fast hash
- * is enough for a value nobody can guess). The page itself is served by the gateway.
+ * is enough for a value nobody can guess). The page itself is served by the gateway, on the merchant's tracking host
+ * when it has one: the host whose `_svc_sess` cookie the affiliate's own referral clicks set, which the page records.
  */
 export const createOnboardingLinkOperation = (deps: AffiliatesDeps) =>
   defineOperation(api.createOnboardingLink, async (ctx, { params }) => {
-    if (!isId('aff', params.affiliate_id) || !(await affiliateExists(ctx.sql, ctx.merchantId, params.affiliate_id)))
-      throw notFound('affiliate');
+    const affiliate = isId('aff', params.affiliate_id)
+      ? await findAffiliate(ctx.sql, ctx.merchantId, params.affiliate_id)
+      : undefined;
+    if (!affiliate) throw notFound('affiliate');
+    const base = affiliate.tracking_host ? `https://${affiliate.tracking_host}` : deps.publicBaseUrl;
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + LINK_LIFETIME_MS);
     await insertOnboardingLink(ctx.sql, {
@@ -29,6 +33,6 @@ export const createOnboardingLinkOperation = (deps: AffiliatesDeps) =>
     ctx.log.info('onboarding link created', { affiliate_id: params.affiliate_id });
     return {
       outcome: 'created',
-      body: { url: `${deps.publicBaseUrl}/onboarding/${token}`, expires_at: expiresAt.toISOString() },
+      body: { url: `${base}/onboarding/${token}`, expires_at: expiresAt.toISOString() },
     };
   });
