@@ -44,6 +44,7 @@ const PAGES: [string, string][] = [
   [`/affiliates/${affiliate.id}`, 'Affiliate'],
   ['/commissions', 'Commissions'],
   ['/payouts', 'Payouts'],
+  ['/balance', 'Balance'],
   ['/webhooks', 'Webhooks'],
   [`/webhooks/${endpoint.body.id}`, 'Webhook endpoint'],
   ['/settings/keys', 'API keys'],

@@ -10,6 +10,7 @@ const NAV = [
   { to: '/affiliates', label: 'Affiliates' },
   { to: '/commissions', label: 'Commissions' },
   { to: '/payouts', label: 'Payouts' },
+  { to: '/balance', label: 'Balance' },
   { to: '/webhooks', label: 'Webhooks' },
   { to: '/settings/keys', label: 'API keys' },
   { to: '/settings', label: 'Settings' },

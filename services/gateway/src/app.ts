@@ -123,7 +123,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(createOnboardingPage({ config, requester: deps.requester, maxPayload }));
 
   // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
-  const dashboard = createDashboardApi({ sql, log, config });
+  const dashboard = createDashboardApi({ sql, log, config, requester: deps.requester });
   const dashboardOpenapi = JSON.stringify(buildDashboardOpenApi(dashboard.routes));
   app.get('/dashboard/api/openapi', (_req, res) => {
     res.locals['route'] = 'dashboard.openapi';

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { Session } from '../api.ts';
 import { AffiliatePage } from './affiliate.tsx';
 import { AffiliatesPage } from './affiliates.tsx';
+import { BalancePage } from './balance.tsx';
 import { CommissionsPage } from './commissions.tsx';
 import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
@@ -24,6 +25,7 @@ export function pageFor(path: string, session: Session): ComponentChildren {
   if (section === 'affiliates' && id && parts.length === 2) return <AffiliatePage key={id} affiliateId={id} />;
   if (section === 'commissions' && parts.length === 1) return <CommissionsPage />;
   if (section === 'payouts' && parts.length === 1) return <PayoutsPage />;
+  if (section === 'balance' && parts.length === 1) return <BalancePage />;
   if (section === 'settings' && parts.length === 1) return <SettingsPage />;
   if (section === 'webhooks' && parts.length === 1) return <WebhooksPage />;
   if (section === 'webhooks' && id && parts.length === 2) return <WebhookPage key={id} endpointId={id} />;

@@ -19,6 +19,10 @@ export interface DashboardContext {
   /** The session cookie's value (a route that signs out ends it). */
   token: string;
   ip: string;
+  /** The request's X-Request-Id. */
+  requestId: string;
+  /** The dashboard's own origin as the browser reached it (where links back to a page point). */
+  origin: string;
   secureCookies: boolean;
   setCookie: (token: string, expiresAt: Date) => void;
   clearCookie: () => void;

@@ -6,7 +6,10 @@ import type { Logger } from '@platform/shared/log';
 import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../config.ts';
 import { sendError } from '../http-errors.ts';
+import type { Requester } from '../requester.ts';
 import type { DashboardContext, DashboardRoute } from './define.ts';
+import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
+import { balanceRoutes } from './routes-balance.ts';
 import { keyRoutes } from './routes-keys.ts';
 import { overviewRoutes } from './routes-overview.ts';
 import { programmeRoutes } from './routes-programme.ts';
@@ -35,7 +38,11 @@ export interface DashboardApi {
 }
 
 /** Every route of the dashboard's own API, in the order the router tries them. */
-export function dashboardRoutes(sql: Sql, config: GatewayConfig | null): DashboardRoute[] {
+export function dashboardRoutes(
+  sql: Sql,
+  config: GatewayConfig | null,
+  payments: PaymentsCaller | null = null,
+): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
   return [
     ...sessionRoutes(limiter),
@@ -43,15 +50,22 @@ export function dashboardRoutes(sql: Sql, config: GatewayConfig | null): Dashboa
     ...keyRoutes,
     ...webhookRoutes(limiter, config),
     ...programmeRoutes,
+    ...balanceRoutes(payments),
   ];
 }
 
-export function createDashboardApi(deps: { sql: Sql; log: Logger; config: GatewayConfig }): DashboardApi {
+export function createDashboardApi(deps: {
+  sql: Sql;
+  log: Logger;
+  config: GatewayConfig;
+  requester: Requester;
+}): DashboardApi {
   const { sql, log, config } = deps;
   const sessions = createSessionStore(sql, encryptionKey(config), SESSION_MINUTES);
   // Secure outside development: the cookie then travels over HTTPS only (browsers also accept it from loopback http).
   const secure = config.APP_ENV !== 'development';
-  const routes = dashboardRoutes(sql, config);
+  const payments = createPaymentsCaller(deps.requester, config.NATS_PREFIX, config.RPC_TIMEOUT_MS);
+  const routes = dashboardRoutes(sql, config, payments);
   const router = express.Router();
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
 
@@ -95,6 +109,8 @@ export function createDashboardApi(deps: { sql: Sql; log: Logger; config: Gatewa
           session,
           token,
           ip: req.ip ?? 'unknown',
+          requestId: res.locals['requestId'] as string,
+          origin: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
           secureCookies: secure,
           setCookie: (value, expiresAt) => setSessionCookie(res, value, expiresAt, secure),
           clearCookie: () => clearSessionCookie(res, secure),

@@ -1,0 +1,251 @@
+import { useState } from 'preact/hooks';
+import { dash, unwrap, type DashboardSchema } from '../api.ts';
+import { useAction, useLoad, usePager } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, Pager, Status } from '../ui.tsx';
+
+type Overview = DashboardSchema['BalanceOverview'];
+type Account = NonNullable<Overview['account']>;
+type Funding = DashboardSchema['BalanceFunding'];
+
+const money = (m: { amount: string; currency: string }) => formatMoney(Number(m.amount), m.currency.toUpperCase());
+
+const FUNDING_METHODS: { value: Funding['payment_method']; label: string }[] = [
+  { value: 'pm_card_visa', label: 'Visa test card (pending until available)' },
+  { value: 'pm_card_bypassPending', label: 'Visa test card, available at once' },
+  { value: 'pm_card_chargeDeclined', label: 'Test card that is declined' },
+];
+
+/**
+ * Balance: the merchant's connected account on the platform payment API, which funds platform payouts to
+ * affiliates: its onboarding (with a link to complete it), its balance, funding it, and its transactions.
+ */
+export function BalancePage() {
+  const [round, setRound] = useState(0);
+  const overview = useLoad(async () => unwrap(await dash.GET('/dashboard/api/balance')), [round]);
+  return (
+    <Page title="Balance">
+      <Loaded state={overview} what="the balance">
+        {(o) =>
+          o.account === null ? (
+            <Empty>
+              No connected account yet. The platform creates one for this merchant on its payment API; it shows here
+              once it exists.
+            </Empty>
+          ) : (
+            <>
+              <Onboarding account={o.account} />
+              <Figures overview={o} />
+              <Fund onFunded={() => setRound((r) => r + 1)} />
+              <Transactions round={round} />
+            </>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
+
+function Onboarding(props: { account: Account }) {
+  const { account } = props;
+  const action = useAction();
+  const complete = account.payouts_enabled && account.currently_due.length === 0;
+  const open = async () => {
+    const link = await action.run(async () => unwrap(await dash.POST('/dashboard/api/balance/account_link')));
+    if (link) location.assign(link.url);
+  };
+  return (
+    <section aria-labelledby="onboarding-heading">
+      <h2 id="onboarding-heading">Connected account</h2>
+      <dl class="facts">
+        <dt>Account</dt>
+        <dd>
+          <code>{account.id}</code> {account.livemode ? null : <span class="muted">(test mode)</span>}
+        </dd>
+        <dt>Onboarding</dt>
+        <dd>
+          <Status value={complete ? 'complete' : 'details_required'} />
+        </dd>
+        <dt>Payouts</dt>
+        <dd>{account.payouts_enabled ? 'Enabled' : 'Not enabled'}</dd>
+        <dt>Payments</dt>
+        <dd>{account.charges_enabled ? 'Enabled' : 'Not enabled'}</dd>
+        {account.currently_due.length > 0 ? (
+          <>
+            <dt>Still needed</dt>
+            <dd>{account.currently_due.join(', ')}</dd>
+          </>
+        ) : null}
+      </dl>
+      <button type="button" class={complete ? undefined : 'primary'} disabled={action.busy} onClick={() => void open()}>
+        {complete ? 'Update onboarding details' : 'Complete onboarding'}
+      </button>
+      <ErrorText error={action.error} />
+    </section>
+  );
+}
+
+function Figures(props: { overview: Overview }) {
+  const currencies = [...new Set([...props.overview.available, ...props.overview.pending].map((m) => m.currency))];
+  const of = (list: Overview['available'], currency: string) =>
+    money(list.find((m) => m.currency === currency) ?? { amount: '0', currency });
+  return (
+    <section aria-labelledby="figures-heading">
+      <h2 id="figures-heading">Balance</h2>
+      {currencies.length === 0 ? (
+        <Empty>Nothing yet: fund the account below.</Empty>
+      ) : (
+        <div class="table-wrap" tabIndex={0}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Currency</th>
+                <th scope="col">Available</th>
+                <th scope="col">Pending</th>
+              </tr>
+            </thead>
+            <tbody>
+              {currencies.map((c) => (
+                <tr key={c}>
+                  <th scope="row">{c.toUpperCase()}</th>
+                  <td>{of(props.overview.available, c)}</td>
+                  <td>{of(props.overview.pending, c)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Fund(props: { onFunded: () => void }) {
+  const [amount, setAmount] = useState('');
+  const [currency, setCurrency] = useState('usd');
+  const [method, setMethod] = useState<Funding['payment_method']>('pm_card_visa');
+  const [done, setDone] = useState<string>();
+  const action = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setDone(undefined);
+    const body = { amount, currency, payment_method: method };
+    const intent = await action.run(async () => unwrap(await dash.POST('/dashboard/api/balance/fund', { body })));
+    if (!intent) return;
+    setDone(`Payment ${intent.id} ${intent.status.replace(/_/g, ' ')}: ${money(intent.amount)}`);
+    setAmount('');
+    props.onFunded();
+  };
+  return (
+    <section aria-labelledby="fund-heading">
+      <h2 id="fund-heading">Fund the account</h2>
+      <form onSubmit={(e) => void submit(e)}>
+        <div class="inline-form">
+          <Field label="Amount">
+            <input
+              type="text"
+              inputMode="decimal"
+              required
+              size={10}
+              pattern="[0-9]+(\.[0-9]{1,3})?"
+              value={amount}
+              onInput={(e) => setAmount(e.currentTarget.value.trim())}
+              placeholder="250.00"
+            />
+          </Field>
+          <Field label="Currency">
+            <select value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
+              {['usd', 'eur', 'gbp', 'cad', 'aud', 'jpy'].map((c) => (
+                <option key={c} value={c}>
+                  {c.toUpperCase()}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Payment method">
+            <select value={method} onChange={(e) => setMethod(e.currentTarget.value as Funding['payment_method'])}>
+              {FUNDING_METHODS.map((m) => (
+                <option key={m.value} value={m.value}>
+                  {m.label}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+        <button type="submit" class="primary" disabled={action.busy}>
+          Fund
+        </button>
+        {done ? (
+          <p class="notice" role="status">
+            {done}
+          </p>
+        ) : null}
+        <ErrorText error={action.error} />
+      </form>
+    </section>
+  );
+}
+
+function Transactions(props: { round: number }) {
+  const pager = usePager();
+  const page = useLoad(
+    async () =>
+      unwrap(
+        await dash.GET('/dashboard/api/balance/transactions', {
+          params: { query: pager.cursor ? { starting_after: pager.cursor } : {} },
+        }),
+      ),
+    [pager.cursor, props.round],
+  );
+  return (
+    <section aria-labelledby="transactions-heading">
+      <h2 id="transactions-heading">Transactions</h2>
+      <Loaded state={page} what="transactions">
+        {(p) =>
+          p.data.length === 0 ? (
+            <Empty>No transactions yet.</Empty>
+          ) : (
+            <>
+              <div class="table-wrap" tabIndex={0}>
+                <table class="transactions">
+                  <thead>
+                    <tr>
+                      <th scope="col">Created</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Amount</th>
+                      <th scope="col">Fee</th>
+                      <th scope="col">Net</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Available on</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {p.data.map((t) => (
+                      <tr key={t.id} data-transaction={t.id}>
+                        <td>{formatTime(t.created)}</td>
+                        <td>{t.type}</td>
+                        <td>{money({ amount: t.amount, currency: t.currency })}</td>
+                        <td>{money({ amount: t.fee, currency: t.currency })}</td>
+                        <td>{money({ amount: t.net, currency: t.currency })}</td>
+                        <td>
+                          <Status value={t.status} />
+                        </td>
+                        <td>{formatTime(t.available_on)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager
+                label="Transactions"
+                page={pager.page}
+                next={p.has_more ? p.data[p.data.length - 1]!.id : null}
+                onNext={pager.next}
+                onPrevious={pager.previous}
+              />
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
