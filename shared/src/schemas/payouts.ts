@@ -4,8 +4,8 @@ import { Cursor, Limit, ListOf, NullableTimestamp, Timestamp } from './common.ts
 export const PAYOUT_STATUSES = ['pending', 'sent', 'paid', 'failed', 'canceled'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
-export const HELD_REASONS = ['tax_form_required'] as const;
-export type HeldReason = (typeof HELD_REASONS)[number];
+/** Why a payout may not be sent yet. */
+export type HeldReason = 'tax_form_required';
 
 const PayoutStatusSchema = Type.Union(
   PAYOUT_STATUSES.map((s) => Type.Literal(s)),

@@ -28,7 +28,7 @@ const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** The note each row carries: the span of the commissions the payout groups. */
-export const payoutNote = (p: ExportedPayout) => `Commissions ${day(p.period_start)} to ${day(p.period_end)}`;
+const payoutNote = (p: ExportedPayout) => `Commissions ${day(p.period_start)} to ${day(p.period_end)}`;
 
 /**
  * The PayPal Payouts batch file (Payouts Web upload): no header; recipient e-mail, amount, currency, customer id
@@ -51,7 +51,7 @@ export function paypalCsv(payouts: ExportedPayout[]): string {
   return out;
 }
 
-export const BANK_CSV_HEADER = [
+const BANK_CSV_HEADER = [
   'payout_id',
   'affiliate_id',
   'account_holder',

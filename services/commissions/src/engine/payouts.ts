@@ -64,7 +64,7 @@ export function groupPayouts(commissions: PayableCommission[], minPayout: string
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The yearly amount past which, under `us_threshold`, an affiliate without a valid tax form is held (IRS 1099). */
-export const TAX_FORM_THRESHOLD = '600';
+const TAX_FORM_THRESHOLD = '600';
 
 /**
  * Whether a new payout is held for a tax form. `yearTotal` is what the affiliate's payouts in the same currency and

@@ -306,7 +306,7 @@ export async function releaseHoldsWithValidForms(sql: Queryable, merchantId?: st
 }
 
 /** The most rows one export holds: a PayPal Payouts batch file takes up to 5,000. */
-export const EXPORT_MAX_ROWS = 5000;
+const EXPORT_MAX_ROWS = 5000;
 
 /** Payouts of the status (held ones excepted: they cannot be sent), oldest first, with the affiliate's name. */
 export async function exportablePayouts(
