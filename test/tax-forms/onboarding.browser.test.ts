@@ -5,6 +5,7 @@ import {
   dashboardMerchant,
   launchBrowser,
   openPage,
+  overflowingElements,
   seriousViolations,
   signInBrowser,
   startDashboardPlatform,
@@ -114,4 +115,16 @@ t.test('an expired link shows a clear page without a form', async (t) => {
   t.equal(unknown!.status(), 404);
   await page.getByRole('heading', { level: 1, name: 'Link not found' }).waitFor();
   t.equal(await page.locator('form').count(), 0, 'no form');
+});
+
+t.test('the page fits a phone screen and is accessible there', async (t) => {
+  const m = await dashboardMerchant(platform);
+  const affiliate = await createAffiliate(m.client, 'phone@example.com');
+  const link = await m.client.post(onboardingLinksPath(affiliate.id));
+  const { page, consoleErrors } = await openPage(browser, 375);
+  await page.goto(onThisGateway(link.body.url));
+  await page.getByRole('heading', { level: 1, name: 'Tax form and payout details' }).waitFor();
+  t.same(await overflowingElements(page), [], 'nothing scrolls sideways at 375 px');
+  t.same(await seriousViolations(page), [], 'axe at 375 px');
+  t.same(consoleErrors, []);
 });
