@@ -126,3 +126,15 @@ t.test('payouts that moved on leave the pending export; held payouts are never e
   t.equal(held.held_reason, 'tax_form_required');
   t.equal((await strict.client.get('/api/v1/payouts/export')).text, '', 'an empty file');
 });
+
+t.test('the OpenAPI document lists the export as text/csv', async (t) => {
+  const doc = (await m.client.get('/api/v1/openapi')).body;
+  const ok = doc.paths['/api/v1/payouts/export'].get.responses['200'];
+  t.same(Object.keys(ok.content), ['text/csv']);
+  t.equal(ok.content['text/csv'].schema.type, 'string');
+  t.same(
+    Object.keys(doc.paths['/api/v1/payouts/{payout_id}'].get.responses['200'].content),
+    ['application/json'],
+    'the other payout operations answer JSON',
+  );
+});

@@ -77,4 +77,12 @@ t.test('payout details reach the owner’s CSV and no log line', async (t) => {
     lines.some((l) => l.includes('ana.secret')),
     'the PayPal e-mail appears in no log line',
   );
+  await owner.client.patch(path, { status: 'sent' });
+  const rows = await platform.sql<{ data: string }[]>`
+    select data::text as data from outbox where merchant_id = ${owner.id} and type like 'payout.%'`;
+  t.equal(rows.length, 1, 'payout.sent written');
+  t.notOk(
+    rows.some((r) => r.data.includes('ana.secret')),
+    'nor in the outbox rows of its webhooks',
+  );
 });
