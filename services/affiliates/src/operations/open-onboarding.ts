@@ -18,10 +18,14 @@ export const openOnboardingOperation = () =>
   defineOperation(onboardingPageApi.openOnboarding, async (ctx, { params, body }) => {
     const link = await findOnboardingLink(ctx.sql, hashApiKey(params.token));
     if (!link) throw notFound('onboarding link');
-    if (body.visitor_id !== undefined && isId('vis', body.visitor_id)) {
-      await addVisitorId(ctx.sql, link.merchant_id, link.affiliate_id, body.visitor_id);
-      ctx.log.info('onboarding page opened', { affiliate_id: link.affiliate_id, visitor_recorded: true });
-    }
+    // A cookie that is no visit id names no visit: nothing to record.
+    const visitorId = isId('vis', body.visitor_id) ? body.visitor_id : null;
+    if (visitorId) await addVisitorId(ctx.sql, link.merchant_id, link.affiliate_id, visitorId);
+    ctx.log.info('onboarding page opened', {
+      merchant_id: link.merchant_id,
+      affiliate_id: link.affiliate_id,
+      visitor_recorded: visitorId !== null,
+    });
     return { outcome: 'ok', body: await onboardingState(ctx.sql, link) };
   });
 

@@ -18,7 +18,7 @@ export const submitOnboardingOperation = (deps: AffiliatesDeps) =>
     const tokenHash = hashApiKey(params.token);
     const checkedForm = checkedTaxForm(body.tax_form, new Date(), 'tax_form.');
     const details = checkedPayoutDetails(body.payout_details, 'payout_details.');
-    const state = await ctx.sql.begin(async (tx) => {
+    const { state, link } = await ctx.sql.begin(async (tx) => {
       const link = await findOnboardingLink(tx, tokenHash, true);
       if (!link) throw notFound('onboarding link');
       if (link.used_at) throw new ApiError('CONFLICT', 'This onboarding link has already been used');
@@ -27,9 +27,13 @@ export const submitOnboardingOperation = (deps: AffiliatesDeps) =>
       await recordTaxForm(tx, deps.vaultKeys, link.merchant_id, link.affiliate_id, body.tax_form, checkedForm);
       await recordPayoutDetails(tx, deps.vaultKeys, link.merchant_id, link.affiliate_id, details);
       await markOnboardingLinkUsed(tx, tokenHash);
-      return onboardingState(tx, { ...link, used_at: new Date() });
+      return { state: await onboardingState(tx, { ...link, used_at: new Date() }), link };
     });
     outboxCommitted(ctx.sql);
-    ctx.log.info('onboarding submitted', { form_type: body.tax_form.form_type });
+    ctx.log.info('onboarding submitted', {
+      merchant_id: link.merchant_id,
+      affiliate_id: link.affiliate_id,
+      form_type: body.tax_form.form_type,
+    });
     return { outcome: 'ok', body: state };
   });
