@@ -110,8 +110,37 @@ t.test('requests waiting on a running first request replay its answer once it co
   t.equal(held.length, 1, 'the operation was asked once');
 });
 
+t.test('a 500 the service answered is stored and replayed, as Stripe replays its 500s', async (t) => {
+  // The responder of the test before is gone: this one fails every request as a service's bug would.
+  const subject = rpcSubject(platform.prefix, 'affiliates', api.createAffiliate.name);
+  let asked = 0;
+  const sub = platform.nc.subscribe(subject, {
+    callback: (_err, msg) => {
+      asked++;
+      const h = natsHeaders();
+      h.set(RPC_OUTCOME_HEADER, 'error');
+      msg.respond(
+        new TextEncoder().encode(JSON.stringify({ code: 'INTERNAL', message: 'Something went wrong on our side' })),
+        {
+          headers: h,
+        },
+      );
+    },
+  });
+  t.teardown(() => sub.unsubscribe());
+  await platform.nc.flush();
+  const body = { email: 'broken@example.com' };
+  const first = await client.post('/api/v1/affiliates', body, withKey('broken'));
+  expectError(t, first, 500, 'INTERNAL', 'Something went wrong on our side');
+  const again = await client.post('/api/v1/affiliates', body, withKey('broken'));
+  t.equal(again.status, 500);
+  t.equal(again.text, first.text, 'the same bytes');
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.equal(asked, 1, 'the operation was asked once');
+});
+
 t.test('a 503 (no answer from the service) is not stored: a retry with the key does the work', async (t) => {
-  // The responder of the test before is gone too: nothing answers the affiliates subjects.
+  // The responders of the tests before are gone: nothing answers the affiliates subjects.
   const body = { email: 'outage@example.com' };
   const during = await client.post('/api/v1/affiliates', body, withKey('outage'));
   t.equal(during.status, 503);

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { createKey, revokeKey } from '../../scripts/admin/commands.ts';
+import { createKey, createUser, revokeKey } from '../../scripts/admin/commands.ts';
+import { PASSWORD, sessionRequest, signInHttp } from '../helpers/dashboard.ts';
 import { expectError } from '../helpers/errors.ts';
 import { startPlatform } from '../helpers/platform.ts';
 
@@ -72,4 +73,33 @@ t.test('the stored answer is kept as sent: no key, header or secret beyond what 
   t.same(Object.keys(row!.headers), ['content-type'], 'only the header the operation set');
   t.equal(row!.owner, bob.keyId, 'owned by the key id, never the key');
   t.notMatch(JSON.stringify(row), new RegExp(bob.key), 'the API key itself is not stored');
+});
+
+t.test("the dashboard's calls are keyed per dashboard user", async (t) => {
+  await createUser(platform.sql, alice.id, 'owner@alice.example', PASSWORD);
+  await createUser(platform.sql, alice.id, 'clerk@alice.example', PASSWORD);
+  const owner = await signInHttp(platform.baseUrl, 'owner@alice.example');
+  const clerk = await signInHttp(platform.baseUrl, 'clerk@alice.example');
+  const post = (session: typeof owner, email: string) =>
+    fetch(`${platform.baseUrl}/api/v1/affiliates`, {
+      method: 'POST',
+      headers: {
+        cookie: `dash_session=${session.cookie}`,
+        'x-csrf-token': session.csrf!,
+        'content-type': 'application/json',
+        'idempotency-key': 'from-the-dashboard',
+      },
+      body: JSON.stringify({ email }),
+    });
+  const first = await post(owner, 'dash@example.com');
+  const firstText = await first.text();
+  t.equal(first.status, 201);
+  const again = await post(owner, 'dash@example.com');
+  t.equal(again.headers.get('idempotent-replayed'), 'true', "the same user's retry replays");
+  t.equal(await again.text(), firstText);
+  const otherUser = await post(clerk, 'clerk-aff@example.com');
+  t.equal(otherUser.status, 201, "another user's key of the same name is another key");
+  t.equal(otherUser.headers.get('idempotent-replayed'), null);
+  const listed = await sessionRequest(platform.baseUrl, owner, 'GET', '/api/v1/affiliates?email=clerk-aff@example.com');
+  t.equal(listed.body.data.length, 1);
 });
