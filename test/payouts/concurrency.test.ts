@@ -50,3 +50,35 @@ t.test('20 concurrent POST /api/v1/payouts never put one commission in two payou
   >`select count(*)::int as n from payouts where merchant_id = ${m.id}`;
   t.equal(payouts!.n, 12);
 });
+
+t.test('a void racing a move: never a 500, and the payout always sums exactly the commissions it holds', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
+  for (let round = 0; round < 8; round++) {
+    const a = await affiliate(m, `race${round}@example.com`);
+    const [first, second] = await approvedCommissions(platform, service, m.id, a.id, [
+      { amount: '100.00' },
+      { amount: '23.45' },
+    ]);
+    const [payout] = (await m.client.post('/api/v1/payouts', { affiliate_ids: [a.id] })).body.data;
+    const [move, voiding] = await Promise.all([
+      m.client.patch(`/api/v1/payouts/${payout.id}`, { status: 'sent' }),
+      m.client.patch(`/api/v1/commissions/${first}`, { status: 'voided' }),
+    ]);
+    t.equal(move.status, 200, `round ${round}: the move`);
+    t.ok([200, 409].includes(voiding.status), `round ${round}: the void answered ${voiding.status}`);
+    const after = (await m.client.get(`/api/v1/payouts/${payout.id}`)).body;
+    const held = await platform.sql<{ id: string; amount: string; status: string }[]>`
+      select id, amount::text, status from commissions where id in ${platform.sql(after.commission_ids as string[])}`;
+    t.equal(
+      after.amount,
+      held.reduce((sum, c) => sum + Number(c.amount), 0),
+      `round ${round}: the amount is its commissions' sum`,
+    );
+    t.ok(
+      held.every((c) => c.status === 'approved'),
+      `round ${round}: a sent payout holds no voided commission`,
+    );
+    if (voiding.status === 200) t.same(after.commission_ids, [second], `round ${round}: voided first, then sent`);
+    else t.equal(after.commission_ids.length, 2, `round ${round}: sent first, the void refused`);
+  }
+});
