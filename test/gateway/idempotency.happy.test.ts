@@ -156,3 +156,22 @@ t.test('the OpenAPI document lists Idempotency-Key and the replay headers on eve
     t.ok(success.headers && 'Idempotent-Replayed' in success.headers, `${op.operationId}: Idempotent-Replayed`);
   }
 });
+
+t.test('the gateway counts what became of the keyed requests', async (t) => {
+  const first = await client.post('/api/v1/affiliates', { email: 'counted@example.com' }, withKey('counted'));
+  t.equal(first.status, 201);
+  const metrics = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${platform.gateways[0]!.opsPort}/metrics`)).text();
+    const read = (outcome: string) =>
+      Number(
+        new RegExp(`^idempotency_requests_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0,
+      );
+    return { claimed: read('claimed'), replayed: read('replayed') };
+  };
+  const before = await metrics();
+  await client.post('/api/v1/affiliates', { email: 'counted@example.com' }, withKey('counted'));
+  const after = await metrics();
+  t.equal(after.replayed, before.replayed + 1, 'one more replay');
+  t.equal(after.claimed, before.claimed, 'and no claim');
+  t.ok(before.claimed >= 1);
+});

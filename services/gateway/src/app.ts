@@ -63,6 +63,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     log,
     waitMs: config.RPC_TIMEOUT_MS,
     leaseMs: 2 * config.RPC_TIMEOUT_MS + 1000,
+    registry: deps.registry,
   });
   const apiIdempotency = idempotency({
     refusals: apiRefusals,

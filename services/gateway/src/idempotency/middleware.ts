@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Counter, type Registry } from 'prom-client';
 import { hashBody } from '@platform/shared/body-hash';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
@@ -43,15 +44,32 @@ export interface IdempotencyOptions {
  * Stripe does). Stored: what the operation answered, 5xx included (Stripe replays its 500s), except 503 and other
  * 5xx that say the operation gave no answer: the key is released and a retry does the work.
  */
-export function createIdempotency(deps: { sql: Sql; log: Logger; waitMs: number; leaseMs: number }) {
+export function createIdempotency(deps: {
+  sql: Sql;
+  log: Logger;
+  waitMs: number;
+  leaseMs: number;
+  registry: Registry;
+}) {
   const { sql, log, waitMs, leaseMs } = deps;
+  // What became of the requests that carried a key: a rise of mismatches or of requests refused as in progress is a
+  // client reusing keys, or a first request that keeps running.
+  const outcomes = new Counter({
+    name: 'idempotency_requests_total',
+    help: 'POST requests with an Idempotency-Key, by outcome',
+    labelNames: ['outcome'],
+    registers: [deps.registry],
+  });
+  const counted = (outcome: string) => outcomes.inc({ outcome });
 
   return (opts: IdempotencyOptions): RequestHandler =>
     async function idempotent(req: Request, res: Response, next: NextFunction) {
       const key = req.headers['idempotency-key'];
       if (key === undefined) return next();
-      if (typeof key !== 'string' || !KEY_SHAPE.test(key))
+      if (typeof key !== 'string' || !KEY_SHAPE.test(key)) {
+        counted('invalid_key');
         return opts.refusals.invalidKey(res, `must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters`);
+      }
       const owner = opts.owner(res);
       if (owner === undefined) return next();
       const requestId = res.locals['requestId'] as string;
@@ -69,19 +87,29 @@ export function createIdempotency(deps: { sql: Sql; log: Logger; waitMs: number;
             Math.max(1, giveUpAt - Date.now()),
           );
           if (state.kind === 'claimed') {
+            counted('claimed');
             captureAnswer(res, (answer) => settle(owner, key, requestId, answer));
             return next();
           }
-          if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint))
+          if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint)) {
+            counted('mismatch');
             return opts.refusals.mismatch(res, key);
-          if (state.kind === 'answered') return replayAnswer(res, state.answer, state.requestId);
-          if (Date.now() + pause > giveUpAt) return opts.refusals.inProgress(res, key);
+          }
+          if (state.kind === 'answered') {
+            counted('replayed');
+            return replayAnswer(res, state.answer, state.requestId);
+          }
+          if (Date.now() + pause > giveUpAt) {
+            counted('in_progress');
+            return opts.refusals.inProgress(res, key);
+          }
           await new Promise((resolve) => setTimeout(resolve, pause));
         }
       } catch (err) {
         if (isDatabaseUnavailable(err))
           log.warn('idempotency key: database unavailable', { err: err as Error, request_id: requestId });
         else log.error('idempotency key claim failed', { err: err as Error, request_id: requestId });
+        counted('unavailable');
         opts.refusals.unavailable(res);
       }
     };
