@@ -3,7 +3,6 @@ import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { hasValidTaxForm } from '@platform/shared/payee';
 import { loadMerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
-import type { HeldReason } from '@platform/shared/schemas/payouts';
 import type { Clock } from '../deps.ts';
 import {
   insertPayouts,
@@ -11,6 +10,7 @@ import {
   payableCommissions,
   payoutTotalsBetween,
   releaseHoldsWithValidForms,
+  type NewPayout,
   type PayoutRow,
 } from '../queries/payouts.ts';
 import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payouts.ts';
@@ -42,7 +42,7 @@ export async function createPayouts(
     year.end,
   );
   const formOnFile = new Map<string, boolean>();
-  const payouts: (ReturnType<typeof groupPayouts>[number] & { id: string; heldReason: HeldReason | null })[] = [];
+  const payouts: NewPayout[] = [];
   for (const group of groups) {
     const hold = { yearTotal: totals.get(`${group.affiliateId} ${group.currency}`) ?? '0', amount: group.amount };
     let heldReason = payoutHold(settings.tax_form_policy, { ...hold, hasValidTaxForm: false });

@@ -1,5 +1,6 @@
 import type { Queryable } from '@platform/shared/db';
 import type { HeldReason, PayoutStatus } from '@platform/shared/schemas/payouts';
+import { unnestColumns } from '@platform/shared/unnest';
 import type { PayableCommission, PayoutGroup } from '../engine/payouts.ts';
 
 export interface PayoutRow {
@@ -80,47 +81,61 @@ export async function payoutTotalsBetween(
   if (affiliateIds.length === 0) return new Map();
   const rows = await sql<{ affiliate_id: string; currency: string; total: string }[]>`
     select affiliate_id, currency, sum(amount)::text as total from payouts
-    where merchant_id = ${merchantId} and affiliate_id in ${sql(affiliateIds)}
+    where merchant_id = ${merchantId} and affiliate_id = any(${affiliateIds}::text[])
       and status in ('pending', 'sent', 'paid') and created_at >= ${start} and created_at < ${end}
     group by affiliate_id, currency`;
   return new Map(rows.map((r) => [`${r.affiliate_id} ${r.currency}`, r.total]));
 }
 
-/** Inserts the payouts and links their commissions; answers the stored rows in the order given. */
+/** A payout to insert: its group, id and hold. */
+export type NewPayout = PayoutGroup & { id: string; heldReason: HeldReason | null };
+
+const payoutColumns = unnestColumns({
+  id: (p: NewPayout) => p.id,
+  affiliateId: (p: NewPayout) => p.affiliateId,
+  amount: (p: NewPayout) => p.amount,
+  currency: (p: NewPayout) => p.currency,
+  periodStart: (p: NewPayout) => p.periodStart.toISOString(),
+  periodEnd: (p: NewPayout) => p.periodEnd.toISOString(),
+  heldReason: (p: NewPayout) => p.heldReason,
+});
+
+const linkColumns = unnestColumns({
+  payoutId: (l: { payoutId: string; commissionId: string }) => l.payoutId,
+  commissionId: (l: { payoutId: string; commissionId: string }) => l.commissionId,
+});
+
+/**
+ * Inserts the payouts and links their commissions; answers the stored rows in the order given. Arrays go through
+ * unnest, not one parameter per value: a run may group tens of thousands of commissions.
+ */
 export async function insertPayouts(
   sql: Queryable,
   merchantId: string,
-  payouts: (PayoutGroup & { id: string; heldReason: HeldReason | null })[],
+  payouts: NewPayout[],
   at: Date,
 ): Promise<PayoutRow[]> {
   if (payouts.length === 0) return [];
-  await sql`insert into payouts ${sql(
-    payouts.map((p) => ({
-      id: p.id,
-      merchant_id: merchantId,
-      affiliate_id: p.affiliateId,
-      amount: p.amount,
-      currency: p.currency,
-      status: 'pending',
-      period_start: p.periodStart,
-      period_end: p.periodEnd,
-      created_at: at,
-      held_reason: p.heldReason,
-    })),
-  )}`;
-  await sql`insert into payout_commissions ${sql(
-    payouts.flatMap((p) =>
-      p.commissionIds.map((commissionId) => ({
-        merchant_id: merchantId,
-        payout_id: p.id,
-        commission_id: commissionId,
-      })),
-    ),
-  )}`;
+  const p = payoutColumns(payouts);
+  await sql`
+    insert into payouts (id, merchant_id, affiliate_id, amount, currency, status, period_start, period_end, created_at,
+                         held_reason)
+    select p.id, ${merchantId}, p.affiliate_id, p.amount::numeric, p.currency, 'pending', p.period_start::timestamptz,
+           p.period_end::timestamptz, ${at}, p.held_reason
+    from unnest(${p.id}::text[], ${p.affiliateId}::text[], ${p.amount}::text[], ${p.currency}::text[],
+                ${p.periodStart}::text[], ${p.periodEnd}::text[], ${p.heldReason}::text[])
+      as p(id, affiliate_id, amount, currency, period_start, period_end, held_reason)`;
+  const l = linkColumns(
+    payouts.flatMap((g) => g.commissionIds.map((commissionId) => ({ payoutId: g.id, commissionId }))),
+  );
+  await sql`
+    insert into payout_commissions (merchant_id, payout_id, commission_id)
+    select ${merchantId}, l.payout_id, l.commission_id
+    from unnest(${l.payoutId}::text[], ${l.commissionId}::text[]) as l(payout_id, commission_id)`;
   const rows = await sql<PayoutRow[]>`
-    select ${columns(sql)} from payouts p where p.merchant_id = ${merchantId} and p.id in ${sql(payouts.map((p) => p.id))}`;
+    select ${columns(sql)} from payouts p where p.merchant_id = ${merchantId} and p.id = any(${p.id}::text[])`;
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return payouts.map((p) => byId.get(p.id)!);
+  return payouts.map((row) => byId.get(row.id)!);
 }
 
 export async function findPayout(
