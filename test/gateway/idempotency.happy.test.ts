@@ -95,6 +95,8 @@ t.test('a POST without a body (rotate a webhook secret) is replayed: the secret 
   t.equal(first.status, 200, first.text);
   const again = await client.post(path, undefined, withKey('rotate-1'));
   assertReplay(t, first, again);
+  const [stored] = await platform.sql<{ body: Buffer }[]>`select body from idempotency_keys where key = 'rotate-1'`;
+  t.notMatch(stored!.body.toString(), first.body.secret, 'the secret shown once is not kept in clear');
   const other = await client.post(path, undefined, withKey('rotate-2'));
   t.equal(other.status, 200);
   t.not(other.body.secret, first.body.secret, 'another key rotates again');

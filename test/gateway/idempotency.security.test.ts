@@ -65,15 +65,22 @@ t.test('a revoked API key gets 401, not the replay of its stored answer', async 
   t.notMatch(after.text, /revoked@example\.com/);
 });
 
-t.test('the stored answer is kept as sent: no key, header or secret beyond what the operation answered', async (t) => {
-  const first = await bob.client.post('/api/v1/affiliates', { email: 'stored@example.com' }, withKey('stored'));
-  const [row] = await platform.sql<{ headers: Record<string, string>; body: Buffer; owner: string }[]>`
+t.test(
+  'the stored answer is encrypted at rest, owned by the key id, with only the headers the operation set',
+  async (t) => {
+    const first = await bob.client.post('/api/v1/affiliates', { email: 'stored@example.com' }, withKey('stored'));
+    const [row] = await platform.sql<{ headers: Record<string, string>; body: Buffer; owner: string }[]>`
     select headers, body, owner from idempotency_keys where key = 'stored'`;
-  t.equal(row!.body.toString(), first.text, 'the body as it was sent');
-  t.same(Object.keys(row!.headers), ['content-type'], 'only the header the operation set');
-  t.equal(row!.owner, bob.keyId, 'owned by the key id, never the key');
-  t.notMatch(JSON.stringify(row), new RegExp(bob.key), 'the API key itself is not stored');
-});
+    t.match(row!.body.toString(), /^v1:[\w-]+:[\w-]+:[\w-]+$/, 'AES-GCM, as every secret at rest');
+    t.notMatch(row!.body.toString(), /stored@example\.com/, 'not the answer in clear');
+    t.notMatch(row!.body.toString('base64'), new RegExp(Buffer.from(first.text).toString('base64').slice(0, 20)));
+    t.same(Object.keys(row!.headers), ['content-type'], 'only the header the operation set');
+    t.equal(row!.owner, bob.keyId, 'owned by the key id, never the key');
+    t.notMatch(JSON.stringify(row), new RegExp(bob.key), 'the API key itself is not stored');
+    const again = await bob.client.post('/api/v1/affiliates', { email: 'stored@example.com' }, withKey('stored'));
+    t.equal(again.text, first.text, 'and the replay is still the same bytes');
+  },
+);
 
 t.test("the dashboard's calls are keyed per dashboard user", async (t) => {
   await createUser(platform.sql, alice.id, 'owner@alice.example', PASSWORD);

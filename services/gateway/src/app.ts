@@ -8,6 +8,7 @@ import { compileValidator } from '@platform/shared/validation';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
+import { decryptionKeys } from '@platform/shared/config';
 import type { GatewayConfig } from './config.ts';
 import { checkJsonBody, drainBody, verifyUtf8 } from './body-guard.ts';
 import { forward } from './forward.ts';
@@ -64,6 +65,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     waitMs: config.RPC_TIMEOUT_MS,
     leaseMs: 2 * config.RPC_TIMEOUT_MS + 1000,
     registry: deps.registry,
+    keys: decryptionKeys(config),
   });
   const apiIdempotency = idempotency({
     refusals: apiRefusals,

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
 import { hashBody } from '@platform/shared/body-hash';
+import { decryptSecretWithAny, encryptSecret } from '@platform/shared/crypto';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { captureAnswer, replayAnswer } from './answer.ts';
@@ -50,8 +51,14 @@ export function createIdempotency(deps: {
   waitMs: number;
   leaseMs: number;
   registry: Registry;
+  /** ENCRYPTION_KEY first, then ENCRYPTION_KEYS_PREVIOUS: stored answers are encrypted at rest. */
+  keys: readonly Buffer[];
 }) {
-  const { sql, log, waitMs, leaseMs } = deps;
+  const { sql, log, waitMs, leaseMs, keys } = deps;
+  // An answer can hold a secret shown once (a webhook signing secret, a single-use link): its body is kept
+  // encrypted, as base64 of its bytes so that the replay is the same bytes whatever they are.
+  const seal = (body: Buffer) => Buffer.from(encryptSecret(keys[0]!, body.toString('base64')));
+  const unseal = (stored: Buffer) => Buffer.from(decryptSecretWithAny(keys, stored.toString()).plaintext, 'base64');
   // What became of the requests that carried a key: a rise of mismatches or of requests refused as in progress is a
   // client reusing keys, or a first request that keeps running.
   const outcomes = new Counter({
@@ -97,7 +104,7 @@ export function createIdempotency(deps: {
           }
           if (state.kind === 'answered') {
             counted('replayed');
-            return replayAnswer(res, state.answer, state.requestId);
+            return replayAnswer(res, { ...state.answer, body: unseal(state.answer.body) }, state.requestId);
           }
           if (Date.now() + pause > giveUpAt) {
             counted('in_progress');
@@ -126,7 +133,9 @@ export function createIdempotency(deps: {
   ): Promise<void> {
     try {
       const settled =
-        answer.status <= 500 ? storeAnswer(sql, owner, key, requestId, answer) : releaseKey(sql, owner, key, requestId);
+        answer.status <= 500
+          ? storeAnswer(sql, owner, key, requestId, { ...answer, body: seal(answer.body) })
+          : releaseKey(sql, owner, key, requestId);
       await withinDeadline(settled, waitMs);
     } catch (err) {
       log.warn('idempotency key: the answer was not stored', { err: err as Error, request_id: requestId });

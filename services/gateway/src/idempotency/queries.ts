@@ -8,6 +8,7 @@ export const KEY_LIFETIME_HOURS = 24;
 export interface StoredAnswer {
   status: number;
   headers: Record<string, string | string[]>;
+  /** In the table, encrypted (middleware.ts seals and unseals it); here, whatever the caller passes. */
   body: Buffer;
 }
 
