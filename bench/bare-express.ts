@@ -34,6 +34,10 @@ process.once('message', (message: PageMessage) => {
   app.post('/api/v1/events', express.json({ limit: '1mb' }), (req, res) => {
     res.status(201).json(req.body);
   });
+  // The baseline of bench/payments.ts: Stripe's form encoding, parsed (bracket notation) and echoed.
+  app.post('/v1/payment_intents', express.urlencoded({ extended: true, limit: '1mb' }), (req, res) => {
+    res.json(req.body);
+  });
   const server = app.listen(0, '127.0.0.1', () => {
     server.keepAliveTimeout = 65_000;
     process.send!({ port: (server.address() as AddressInfo).port });

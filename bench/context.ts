@@ -10,11 +10,11 @@ import type { MemoryRow, Verdict } from './report.ts';
  * the services they need on the run's database and NATS prefix and report into the same tables.
  */
 
-export const BENCH_PARTS = ['affiliates', 'events', 'webhooks', 'dashboard'] as const;
+export const BENCH_PARTS = ['affiliates', 'events', 'webhooks', 'dashboard', 'payments'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 /** The services a part may start (the gateway and the affiliates service are started by run.ts). */
-export type ServiceName = 'affiliates' | 'events' | 'commissions' | 'dispatcher';
+export type ServiceName = 'affiliates' | 'events' | 'commissions' | 'dispatcher' | 'payments';
 
 export interface BenchContext {
   runId: string;

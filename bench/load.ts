@@ -8,8 +8,9 @@ export interface Target {
   path: string;
   /** Bearer keys, one per request in turn (the bare server ignores them, but pays for the same bytes). */
   keys: string[];
-  /** A fresh JSON body per request (POST). */
+  /** A fresh body per request (POST), JSON unless `contentType` says otherwise. */
   body?: () => string;
+  contentType?: string;
 }
 
 export interface Figures {
@@ -30,7 +31,7 @@ function nextRequest(target: Target): (req: RequestData) => RequestData {
   return (req) => {
     req.headers['authorization'] = `Bearer ${target.keys[n++ % target.keys.length]}`;
     if (target.body) {
-      req.headers['content-type'] = 'application/json';
+      req.headers['content-type'] = target.contentType ?? 'application/json';
       req.body = target.body();
     }
     return req;

@@ -6,7 +6,6 @@ import type { PaymentsContext } from './operation.ts';
 import { presentPaymentIntent } from './present.ts';
 import { postMovement } from './queries/ledger.ts';
 import { updatePaymentIntent, type PaymentIntentRow } from './queries/payment-intents.ts';
-import { insertBalanceTransaction } from './queries/transactions.ts';
 
 /** What a confirmation left: the intent, and the card error to answer with when the card was declined. */
 export interface Confirmed {
@@ -70,15 +69,16 @@ export async function confirmWith(
           last_payment_error: null,
         }),
       };
-    case 'authorized': {
-      const authorized = await updatePaymentIntent(tx, intent.id, {
-        status: 'requires_capture',
-        payment_method: paymentMethod,
-        last_payment_error: null,
-      });
-      if (intent.capture_method === 'manual') return { row: authorized };
-      return { row: await capture(ctx, tx, authorized, Number(intent.amount)) };
-    }
+    case 'authorized':
+      if (intent.capture_method === 'manual')
+        return {
+          row: await updatePaymentIntent(tx, intent.id, {
+            status: 'requires_capture',
+            payment_method: paymentMethod,
+            last_payment_error: null,
+          }),
+        };
+      return { row: await capture(ctx, tx, { ...intent, payment_method: paymentMethod }, Number(intent.amount)) };
   }
 }
 
@@ -107,22 +107,22 @@ export async function capture(
     currency: intent.currency,
     availableAtOnce: fundsAvailableAtOnce,
   });
-  const movementId = await postMovement(tx, ctx.livemode, intent.id, movement);
   const availableOn = new Date(Date.now() + (fundsAvailableAtOnce ? 0 : ctx.deps.availabilityDelaySeconds * 1000));
-  await insertBalanceTransaction(tx, {
+  await postMovement(tx, ctx.livemode, intent.id, movement, {
     id: newId('txn'),
-    livemode: ctx.livemode,
     holder,
-    movement_id: movementId,
     type: holder === 'platform' ? 'charge' : 'payment',
     amount,
     fee,
-    currency: intent.currency,
     // Nothing reaches the holder when the fee takes it all: there is nothing to wait for.
     status: fundsAvailableAtOnce || amount === fee ? 'available' : 'pending',
     available_on: availableOn,
-    source: intent.id,
     description: intent.description,
   });
-  return updatePaymentIntent(tx, intent.id, { status: 'succeeded', amount_received: amount });
+  return updatePaymentIntent(tx, intent.id, {
+    status: 'succeeded',
+    amount_received: amount,
+    payment_method: intent.payment_method,
+    last_payment_error: null,
+  });
 }

@@ -6,7 +6,7 @@ import type { PaymentsDeps } from './deps.ts';
 import { availabilityMovement, payoutFailureMovement } from './ledger-rules.ts';
 import { postMovement } from './queries/ledger.ts';
 import { claimDuePayouts, movePayout, type PayoutRow } from './queries/payouts.ts';
-import { claimDueTransactions, insertBalanceTransaction, markAvailable } from './queries/transactions.ts';
+import { claimDueTransactions, markAvailable } from './queries/transactions.ts';
 
 const BATCH = 100;
 
@@ -50,19 +50,14 @@ export function startClock(deps: PaymentsDeps, log: Logger, intervalMs: number):
     const amount = Number(payout.amount);
     const transactionId = newId('txn');
     const movement = payoutFailureMovement(payout.holder, amount, payout.currency);
-    const movementId = await postMovement(tx, payout.livemode, payout.id, movement);
-    await insertBalanceTransaction(tx, {
+    await postMovement(tx, payout.livemode, payout.id, movement, {
       id: transactionId,
-      livemode: payout.livemode,
       holder: payout.holder,
-      movement_id: movementId,
       type: 'payout_failure',
       amount,
       fee: 0,
-      currency: payout.currency,
       status: 'available',
       available_on: new Date(),
-      source: payout.id,
       description: `Payout failed: ${failure.code}`,
     });
     await movePayout(tx, payout.id, 'failed', { ...failure, balance_transaction: transactionId });

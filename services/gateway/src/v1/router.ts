@@ -12,6 +12,7 @@ import type { Requester } from '../requester.ts';
 import { sendStripeError } from './errors.ts';
 import { FormError, parseForm } from './form.ts';
 import { createOnboardingRoutes } from './onboarding.ts';
+import { buildPaymentsOpenApi } from './openapi.ts';
 import { createPlatformKeyResolver, type PlatformKeyRecord } from './platform-keys.ts';
 
 const BODY_LIMIT = '1mb';
@@ -83,6 +84,11 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
   };
 
   const routes = express.Router();
+  const openapi = JSON.stringify(buildPaymentsOpenApi(config.PUBLIC_BASE_URL));
+  routes.get('/v1/openapi', (_req, res) => {
+    res.locals['route'] = 'v1.openapi';
+    res.type('application/json').send(openapi);
+  });
   routes.use(
     createOnboardingRoutes({
       requester: deps.requester,

@@ -9,7 +9,6 @@ import { presentPayout } from '../present.ts';
 import { findAccount } from '../queries/accounts.ts';
 import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
 import { findPayout, insertPayout, listPayouts } from '../queries/payouts.ts';
-import { insertBalanceTransaction } from '../queries/transactions.ts';
 import { accountStanding } from '../requirements.ts';
 import { checkCurrency, cleanMetadata } from './params.ts';
 
@@ -35,24 +34,14 @@ export const createPayoutOperation = (deps: PaymentsDeps) =>
     const transactionId = newId('txn');
     try {
       const row = await ctx.sql.begin(async (tx) => {
-        const movementId = await postMovement(
-          tx,
-          ctx.livemode,
-          id,
-          payoutMovement(ctx.holder, params.amount, currency),
-        );
-        await insertBalanceTransaction(tx, {
+        await postMovement(tx, ctx.livemode, id, payoutMovement(ctx.holder, params.amount, currency), {
           id: transactionId,
-          livemode: ctx.livemode,
           holder: ctx.holder,
-          movement_id: movementId,
           type: 'payout',
           amount: -params.amount,
           fee: 0,
-          currency,
           status: 'available',
           available_on: new Date(),
-          source: id,
           description: params.description ?? 'STRIPE PAYOUT',
         });
         return insertPayout(tx, {

@@ -18,21 +18,6 @@ export interface BalanceTransactionRow {
   created_at: Date;
 }
 
-export async function insertBalanceTransaction(
-  sql: Queryable,
-  t: Omit<BalanceTransactionRow, 'amount' | 'fee' | 'net' | 'movement_id' | 'created_at'> & {
-    movement_id: bigint | string;
-    amount: number;
-    fee: number;
-  },
-): Promise<void> {
-  await sql`
-    insert into balance_transactions (id, livemode, holder, movement_id, type, amount, fee, net, currency, status,
-      available_on, source, description)
-    values (${t.id}, ${t.livemode}, ${t.holder}, ${String(t.movement_id)}, ${t.type}, ${t.amount}, ${t.fee},
-      ${t.amount - t.fee}, ${t.currency}, ${t.status}, ${t.available_on}, ${t.source}, ${t.description})`;
-}
-
 export async function transactionCreatedAt(sql: Sql, livemode: boolean, holder: string, id: string) {
   const [row] = await sql<{ created_at: Date }[]>`
     select created_at from balance_transactions where id = ${id} and livemode = ${livemode} and holder = ${holder}`;
