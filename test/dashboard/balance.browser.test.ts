@@ -79,7 +79,7 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
   await row.waitFor();
   t.equal(await row.textContent(), `USD${usd(0)}${usd(pending / 100)}`, 'available and pending as the ledger says');
 
-  const transactions = page.locator('table.transactions tbody tr');
+  const transactions = page.locator('section[aria-labelledby="transactions-heading"] tbody tr');
   await transactions.first().waitFor();
   t.equal(await transactions.count(), 1, 'one transaction');
   const [txn] = (await stack.test.balanceTransactions.list({ limit: 5 }, { stripeAccount: account.id })).data;
@@ -110,7 +110,7 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
   const narrow = await openPage(browser, 390);
   await signInBrowser(narrow.page, base, m.email);
   await narrow.page.goto(`${base}/dashboard/balance`);
-  await narrow.page.locator('table.transactions tbody tr').first().waitFor();
+  await narrow.page.locator('section[aria-labelledby="transactions-heading"] tbody tr').first().waitFor();
   t.same(await overflowingElements(narrow.page), [], 'nothing wider than 390 px');
   t.same(await seriousViolations(narrow.page), [], 'axe at 390 px');
 });
@@ -134,7 +134,7 @@ t.test("another merchant's session sees no account and cannot fund or link it", 
   const link = await sessionRequest(base, session, 'POST', '/dashboard/api/balance/account_link');
   t.equal(link.status, 404);
   const txns = await sessionRequest(base, session, 'GET', '/dashboard/api/balance/transactions');
-  t.strictSame(txns.body, { data: [], has_more: false });
+  t.strictSame(txns.body, { data: [], next_cursor: null });
 
   const ownerSession = await signInHttp(base, owner.email);
   const noCsrf = await sessionRequest(

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { dash, unwrap, type DashboardSchema } from '../api.ts';
 import { useAction, useLoad, usePager } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, Pager, Status } from '../ui.tsx';
+import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, PagedTable, Status } from '../ui.tsx';
 
 type Overview = DashboardSchema['BalanceOverview'];
 type Account = NonNullable<Overview['account']>;
@@ -199,53 +199,27 @@ function Transactions(props: { round: number }) {
   return (
     <section aria-labelledby="transactions-heading">
       <h2 id="transactions-heading">Transactions</h2>
-      <Loaded state={page} what="transactions">
-        {(p) =>
-          p.data.length === 0 ? (
-            <Empty>No transactions yet.</Empty>
-          ) : (
-            <>
-              <div class="table-wrap" tabIndex={0}>
-                <table class="transactions">
-                  <thead>
-                    <tr>
-                      <th scope="col">Created</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Amount</th>
-                      <th scope="col">Fee</th>
-                      <th scope="col">Net</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Available on</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {p.data.map((t) => (
-                      <tr key={t.id} data-transaction={t.id}>
-                        <td>{formatTime(t.created)}</td>
-                        <td>{t.type}</td>
-                        <td>{money({ amount: t.amount, currency: t.currency })}</td>
-                        <td>{money({ amount: t.fee, currency: t.currency })}</td>
-                        <td>{money({ amount: t.net, currency: t.currency })}</td>
-                        <td>
-                          <Status value={t.status} />
-                        </td>
-                        <td>{formatTime(t.available_on)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              <Pager
-                label="Transactions"
-                page={pager.page}
-                next={p.has_more ? p.data[p.data.length - 1]!.id : null}
-                onNext={pager.next}
-                onPrevious={pager.previous}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedTable
+        state={page}
+        what="transactions"
+        empty="No transactions yet."
+        columns={['Created', 'Type', 'Amount', 'Fee', 'Net', 'Status', 'Available on']}
+        pager={pager}
+        label="Transactions"
+        row={(t) => (
+          <tr key={t.id} data-transaction={t.id}>
+            <td>{formatTime(t.created)}</td>
+            <td>{t.type}</td>
+            <td>{money({ amount: t.amount, currency: t.currency })}</td>
+            <td>{money({ amount: t.fee, currency: t.currency })}</td>
+            <td>{money({ amount: t.net, currency: t.currency })}</td>
+            <td>
+              <Status value={t.status} />
+            </td>
+            <td>{formatTime(t.available_on)}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -106,7 +106,9 @@ export const BalanceTransactionPage = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'starting_after for the next page; null on the last',
+    }),
   },
   { additionalProperties: false, $id: 'BalanceTransactionPage' },
 );

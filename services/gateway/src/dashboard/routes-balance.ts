@@ -162,7 +162,7 @@ export function balanceRoutes(payments: PaymentsCaller | null) {
       success: { status: 200, schema: BalanceTransactionPage, description: 'a page of transactions' },
       async handler(ctx: DashboardContext, { query }) {
         const found = await merchantAccount(ctx.sql, ctx.session.merchantId);
-        if (!found) return { data: [], has_more: false };
+        if (!found) return { data: [], next_cursor: null };
         const page = await ask<{ data: Transaction[]; has_more: boolean }>(ctx, 'list_balance_transactions', {
           livemode: found.livemode,
           account: found.id,
@@ -182,7 +182,7 @@ export function balanceRoutes(payments: PaymentsCaller | null) {
             created: iso(t.created),
             available_on: iso(t.available_on),
           })),
-          has_more: page.has_more,
+          next_cursor: page.has_more ? page.data[page.data.length - 1]!.id : null,
         };
       },
     }),
