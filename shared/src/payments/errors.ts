@@ -6,7 +6,6 @@ import { Type, type Static } from '@sinclair/typebox';
  * between the payments service and the gateway only: the HTTP status is taken from it and it is not in the body.
  */
 export const STRIPE_ERROR_TYPES = ['api_error', 'card_error', 'idempotency_error', 'invalid_request_error'] as const;
-export type StripeErrorType = (typeof STRIPE_ERROR_TYPES)[number];
 
 export const StripeErrorSchema = Type.Object(
   {

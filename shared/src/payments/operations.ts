@@ -17,7 +17,6 @@ export interface PaymentsOperation<P extends TObject = TObject> {
   description: string;
 }
 
-const IdParam = Type.Object({ id: Type.String({ maxLength: 80 }) });
 const op = <P extends TObject>(
   o: Omit<PaymentsOperation<P>, 'description'> & { description?: string },
 ): PaymentsOperation<P> => ({ description: o.summary, ...o });
@@ -159,6 +158,3 @@ export const paymentsApi = {
 };
 
 export const paymentsOperations: PaymentsOperation[] = Object.values(paymentsApi);
-
-/** The path parameters of an operation's path template (every /v1 path has at most the one `id`). */
-export const pathParams = (o: PaymentsOperation): TObject | null => (o.path.includes('{id}') ? IdParam : null);

@@ -41,5 +41,3 @@ export type OnboardingReply =
       values: Record<string, string>;
       problems: Record<string, string>;
     };
-
-export const ONBOARDING_OPERATIONS = ['onboarding_open', 'onboarding_submit'] as const;
