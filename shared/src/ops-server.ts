@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 
 /**
  * The operational endpoints every process serves on its own port (kept off the public one):
@@ -12,6 +12,15 @@ export async function startOpsServer(opts: {
   registry: Registry;
   ready: () => boolean;
 }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+  // Read at scrape time: an alert on a replica that stays unready needs no probe of its own.
+  new Gauge({
+    name: 'service_ready',
+    help: '1 while /readyz answers 200 (Postgres, NATS and the JetStream topology this process needs are there), else 0',
+    registers: [opts.registry],
+    collect() {
+      this.set(opts.ready() ? 1 : 0);
+    },
+  });
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return json(res, 200, { status: 'ok' });

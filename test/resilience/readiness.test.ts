@@ -15,11 +15,13 @@ const platform = await startPlatform(t, { natsUrl: nats.url });
 const { dispatcher, logs } = await startDispatcher(t, platform);
 const ops = `http://127.0.0.1:${dispatcher.opsPort}`;
 const readyStatus = async () => (await fetch(`${ops}/readyz`)).status;
+const metricsText = async () => (await fetch(`${ops}/metrics`)).text();
 const stream = streamName(platform.prefix, 'WEBHOOK_ATTEMPTS');
 
 t.test('ready, with the recovery gauges on /metrics', async (t) => {
   t.equal(await readyStatus(), 200);
-  const metrics = await (await fetch(`${ops}/metrics`)).text();
+  const metrics = await metricsText();
+  t.match(metrics, /^service_ready\{service="dispatcher"\} 1$/m, 'service_ready 1 while /readyz answers 200');
   t.match(
     metrics,
     /^jetstream_consumer_lag_messages\{consumer="dispatcher",service="dispatcher"\} 0$/m,
@@ -55,6 +57,7 @@ t.test('a consumer that cannot be recreated: not ready; once it can be, ready ag
     '/readyz to answer 503',
   );
   t.equal(down, 503, 'not ready');
+  t.match(await metricsText(), /^service_ready\{service="dispatcher"\} 0$/m, 'service_ready 0 on /metrics');
   t.same(await (await fetch(`${ops}/readyz`)).json(), { status: 'not ready' });
   t.ok(
     logs.some((l) => /JetStream topology incomplete/.test(l) && /dispatcher-attempts/.test(l)),
@@ -69,6 +72,7 @@ t.test('a consumer that cannot be recreated: not ready; once it can be, ready ag
     '/readyz to answer 200',
   );
   t.equal(up, 200, 'ready again');
+  t.match(await metricsText(), /^service_ready\{service="dispatcher"\} 1$/m, 'service_ready 1 again');
   const info = await jsm.consumers.info(stream, 'dispatcher-attempts');
   t.equal(info.config.durable_name, 'dispatcher-attempts', 'its consumer recreated');
   t.ok(logs.some((l) => /JetStream topology complete again/.test(l)));

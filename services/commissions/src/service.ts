@@ -17,6 +17,7 @@ import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
 import { updateCommissionOperation } from './operations/update.ts';
+import { countedProcessing } from './metrics.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
 
 /**
@@ -68,9 +69,10 @@ export async function startCommissionsService(
     consumers: [
       { entry: COMMISSIONS_CONSUMER, resumeWindowMs: config.CONVERSION_RECONCILE_AFTER_MS + RESUME_MARGIN_MS },
     ],
-    workers: ({ sql, nc, topology, log: workerLog }) => {
-      const process = (envelopes: Parameters<typeof processConversions>[1]) =>
-        processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl });
+    workers: ({ sql, nc, topology, log: workerLog, registry }) => {
+      const process = countedProcessing(registry, (envelopes) =>
+        processConversions(sql, envelopes, { now: deps.now, publicBaseUrl: deps.publicBaseUrl }),
+      );
       const consumer = startConversionConsumer({
         nc,
         prefix: config.NATS_PREFIX,
@@ -79,7 +81,7 @@ export async function startCommissionsService(
         concurrency: config.CONVERSION_CONCURRENCY,
         maxBatch: config.CONVERSION_BATCH_MAX,
         batchIntervalMs: config.CONVERSION_BATCH_INTERVAL_MS,
-        process,
+        process: process.stream,
       });
       const settleMs = config.CONVERSION_RECONCILE_AFTER_MS;
       const reconciler = startIntervalWorker({
@@ -87,7 +89,7 @@ export async function startCommissionsService(
         intervalMs: Math.min(Math.max(settleMs / 2, 100), 10_000),
         log: workerLog,
         pass: async () => {
-          const processed = await reconcileConversions(sql, { settleMs, log: workerLog, process });
+          const processed = await reconcileConversions(sql, { settleMs, log: workerLog, process: process.reconciler });
           if (processed > 0)
             workerLog.warn('conversions missing from the stream processed from the outbox', { count: processed });
           return processed;

@@ -9,11 +9,10 @@ import { startAttemptEngine } from './attempts.ts';
 import type { DispatcherConfig } from './config.ts';
 import type { DispatcherDeps } from './deps.ts';
 import { startFanOut } from './fanout.ts';
+import { registerDeliveryGauges } from './gauges.ts';
 import { claimNamed, startHintConsumer } from './hint-consumer.ts';
 import type { ClaimedDelivery } from './queries/claims.ts';
 import type { NewDelivery } from './queries/fan-out.ts';
-import { dueUnattempted } from './queries/sweep.ts';
-import { databaseGauge } from '@platform/shared/database-gauge';
 import { HintPublisher } from './hints.ts';
 import { createEndpointOperation } from './operations/create-endpoint.ts';
 import { deleteEndpointOperation } from './operations/delete-endpoint.ts';
@@ -95,18 +94,7 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
       };
       const claim = { replicaId, leaseMs: settings.leaseMs, endpointConcurrency: settings.endpointConcurrency };
       const engine = startAttemptEngine({ sql, log: serviceLog, registry, agent, settings });
-      databaseGauge({
-        registry,
-        name: 'webhook_deliveries_due_unattempted',
-        help: 'Webhook deliveries due now and not being attempted (no live lease), up to 100,000',
-        read: async () => (await dueUnattempted(sql)).count,
-      });
-      databaseGauge({
-        registry,
-        name: 'webhook_oldest_due_unattempted_age_seconds',
-        help: 'Seconds since the oldest due, unattempted webhook delivery fell due (0 when none)',
-        read: async () => (await dueUnattempted(sql)).oldestAgeSeconds,
-      });
+      registerDeliveryGauges(registry, sql);
       const fanout = startFanOut({ sql, nc, prefix: config.NATS_PREFIX, topology, log: serviceLog, engine, claim });
       const hinted = startHintConsumer({
         sql,
