@@ -17,7 +17,7 @@ const call = async (
     },
     body: form,
   });
-  return { status: res.status, body: (await res.json()) };
+  return { status: res.status, body: await res.json() };
 };
 
 t.test('refusals in Stripe\u2019s shape, with Stripe\u2019s statuses', async (t) => {
@@ -175,6 +175,48 @@ t.test('refusals in Stripe\u2019s shape, with Stripe\u2019s statuses', async (t)
       },
     },
   });
+
+  // Accounts and their links: a merchant link must name a merchant; links lead only to http(s) addresses.
+  t.same(await call(stack, 'POST', '/v1/accounts', 'metadata[merchant_id]=mer_nope'), {
+    status: 400,
+    body: {
+      error: { type: 'invalid_request_error', message: "No such merchant: 'mer_nope'", param: 'metadata[merchant_id]' },
+    },
+  });
+  const acct = await stack.test.accounts.create({ type: 'express' });
+  const link = (returnUrl: string) =>
+    call(
+      stack,
+      'POST',
+      '/v1/account_links',
+      new URLSearchParams({
+        account: acct.id,
+        type: 'account_onboarding',
+        refresh_url: 'https://p.example/r',
+        return_url: returnUrl,
+      }).toString(),
+    );
+  t.match(await link('javascript:alert(1)'), { status: 400, body: { error: { param: 'return_url' } } });
+  t.match(await link('https://p.example/done'), { status: 200, body: { object: 'account_link' } });
+  t.same(
+    await call(
+      stack,
+      'POST',
+      '/v1/account_links',
+      'account=acct_nope&type=account_onboarding&refresh_url=https://a.example&return_url=https://a.example',
+    ),
+    {
+      status: 400,
+      body: {
+        error: {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          message: "No such account: 'acct_nope'",
+          param: 'account',
+        },
+      },
+    },
+  );
 
   // State: a succeeded intent cannot be canceled, captured or confirmed again.
   const paid = await stack.test.paymentIntents.create({
