@@ -28,7 +28,7 @@ export function registerDeliveryGauges(registry: Registry, sql: Sql): void {
   labelledDatabaseGauge({
     registry,
     name: 'webhook_endpoint_backlog_deliveries',
-    help: `Webhook deliveries pending or retrying, of the ${BACKLOG_ENDPOINTS} endpoints with the most`,
+    help: `Webhook deliveries pending or retrying (up to 100,000), of the ${BACKLOG_ENDPOINTS} endpoints with the most`,
     labelNames: ['endpoint_id', 'merchant_id'],
     read: async () =>
       (await largestBacklogs(sql, BACKLOG_ENDPOINTS)).map((b) => ({

@@ -7,22 +7,28 @@ export interface EndpointBacklog {
   deliveries: number;
 }
 
+/** The most deliveries counted for one endpoint: a larger backlog shows as this. */
+const COUNT_CAP = 100_000;
+
 /**
  * The endpoints with the most deliveries still to be attempted (pending or retrying), largest first, at most
- * `limit` of them: what the per-endpoint backlog gauge shows. Read when /metrics is scraped, through the partial
- * index on active deliveries; a healthy platform has few, a failing endpoint's backlog is counted in full.
+ * `limit` of them: what the per-endpoint backlog gauge shows, read when /metrics is scraped. Each endpoint's count
+ * reads only its active deliveries, through the partial index on them (never the retained history of succeeded
+ * ones, which a count over the table by status made the planner scan), up to COUNT_CAP.
  * Across merchants on purpose: it is the operator's view.
  */
 export async function largestBacklogs(sql: Queryable, limit: number): Promise<EndpointBacklog[]> {
   const rows = await sql<{ endpoint_id: string; merchant_id: string; deliveries: number }[]>`
-    select b.endpoint_id, e.merchant_id, b.deliveries
-    from (select endpoint_id, count(*)::int as deliveries from webhook_deliveries
-          where status in ${sql.unsafe(ACTIVE_SQL)}
-          group by endpoint_id
-          order by count(*) desc, endpoint_id
-          limit ${limit}) b
-    join webhook_endpoints e on e.id = b.endpoint_id
-    order by b.deliveries desc, b.endpoint_id`;
+    select e.id as endpoint_id, e.merchant_id, c.deliveries
+    from webhook_endpoints e
+    cross join lateral (
+      select count(*)::int as deliveries from (
+        select 1 from webhook_deliveries d
+        where d.endpoint_id = e.id and d.status in ${sql.unsafe(ACTIVE_SQL)}
+        limit ${COUNT_CAP}) active) c
+    where c.deliveries > 0
+    order by c.deliveries desc, e.id
+    limit ${limit}`;
   return rows.map((r) => ({ endpointId: r.endpoint_id, merchantId: r.merchant_id, deliveries: r.deliveries }));
 }
 
