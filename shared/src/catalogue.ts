@@ -31,6 +31,16 @@ import { Type, type Static } from '@sinclair/typebox';
  * and reply shapes are in payments/rpc.ts (PaymentsRpcRequest, OnboardingRequest), its errors in payments/errors.ts.
  */
 export const SERVICES = ['affiliates', 'events', 'commissions', 'dispatcher', 'payments'] as const;
+
+/**
+ * Service to service, for affiliate payouts with method `platform` (request/reply, types in payments/rpc.ts):
+ *   commissions ──{prefix}.rpc.payments.affiliate_payout──▶ payments: the ledger transfer and payout (idempotent)
+ *   payments ──{prefix}.rpc.commissions.platform_payout_settled──▶ commissions: paid or failed, until acknowledged
+ */
+export const PLATFORM_PAYOUT_SUBJECTS = {
+  pay: (prefix: string) => rpcSubject(prefix, 'payments', 'affiliate_payout'),
+  settled: (prefix: string) => rpcSubject(prefix, 'commissions', 'platform_payout_settled'),
+};
 export type ServiceName = (typeof SERVICES)[number];
 
 export function rpcSubject(prefix: string, service: ServiceName, operation: string): string {

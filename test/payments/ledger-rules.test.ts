@@ -7,6 +7,8 @@ import {
   payoutFailureMovement,
   payoutMovement,
   processingFee,
+  toMinorUnits,
+  transferMovement,
 } from '@platform/payments/ledger-rules';
 import { accountStanding } from '@platform/payments/requirements';
 import { railOutcome } from '@platform/payments/clock';
@@ -105,4 +107,19 @@ t.test("the sandbox rail pays every bank account but Stripe's failing test numbe
   t.equal(railOutcome('6789'), null);
   t.match(railOutcome('1116'), { code: 'no_account' });
   t.match(railOutcome('1113'), { code: 'account_closed' });
+});
+
+t.test('affiliate payouts: a transfer between two balances, and decimal amounts in minor units', async (t) => {
+  t.same(transferMovement('acct_1', 'aff_1', 18250, 'usd').postings, [
+    { holder: 'acct_1', bucket: 'available', amount: -18250 },
+    { holder: 'aff_1', bucket: 'available', amount: 18250 },
+  ]);
+  t.equal(toMinorUnits('182.5', 'usd'), 18250);
+  t.equal(toMinorUnits('182.50', 'USD'), 18250);
+  t.equal(toMinorUnits('1200', 'jpy'), 1200);
+  t.equal(toMinorUnits('1.234', 'kwd'), 1234);
+  t.equal(toMinorUnits('0.001', 'usd'), null, 'more decimals than cents');
+  t.equal(toMinorUnits('0', 'usd'), null, 'nothing to pay');
+  t.equal(toMinorUnits('-5', 'usd'), null);
+  t.equal(toMinorUnits('12.3000', 'usd'), 1230, 'trailing zeros are not decimals');
 });

@@ -3,7 +3,7 @@ import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import type { PaymentsDeps } from './deps.ts';
-import { availabilityMovement, payoutFailureMovement } from './ledger-rules.ts';
+import { availabilityMovement, payoutFailureMovement, transferMovement } from './ledger-rules.ts';
 import { postMovement } from './queries/ledger.ts';
 import { claimDuePayouts, movePayout, type PayoutRow } from './queries/payouts.ts';
 import { claimDueTransactions, markAvailable } from './queries/transactions.ts';
@@ -60,6 +60,24 @@ export function startClock(deps: PaymentsDeps, log: Logger, intervalMs: number):
       available_on: new Date(),
       description: `Payout failed: ${failure.code}`,
     });
+    // An affiliate payout's amount goes back where it came from: the merchant's connected account.
+    if (payout.funded_by)
+      await postMovement(
+        tx,
+        payout.livemode,
+        payout.id,
+        transferMovement(payout.holder, payout.funded_by, amount, payout.currency),
+        {
+          id: newId('txn'),
+          holder: payout.funded_by,
+          type: 'transfer',
+          amount,
+          fee: 0,
+          status: 'available',
+          available_on: new Date(),
+          description: `Returned: payout ${payout.id} failed (${failure.code})`,
+        },
+      );
     await movePayout(tx, payout.id, 'failed', { ...failure, balance_transaction: transactionId });
   };
 

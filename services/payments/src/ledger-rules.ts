@@ -6,7 +6,7 @@ import { minorUnitDigits } from '@platform/shared/money';
  * (acct_…), or an outside party ('external:…'), the only kind whose balance may go below zero.
  */
 export type Bucket = 'available' | 'pending';
-export type MovementKind = 'charge' | 'availability' | 'payout' | 'payout_failure';
+export type MovementKind = 'charge' | 'availability' | 'payout' | 'payout_failure' | 'transfer';
 
 export interface Posting {
   holder: string;
@@ -105,6 +105,32 @@ export function payoutFailureMovement(holder: string, amount: number, currency: 
       { holder, bucket: 'available', amount },
     ],
   });
+}
+
+/** Available funds from one holder's balance to another's (a merchant's account funding an affiliate's payout). */
+export function transferMovement(from: string, to: string, amount: number, currency: string): Movement {
+  return checked({
+    kind: 'transfer',
+    currency,
+    postings: [
+      { holder: from, bucket: 'available', amount: -amount },
+      { holder: to, bucket: 'available', amount },
+    ],
+  });
+}
+
+/**
+ * An exact decimal amount ("182.50") in the currency's minor unit (18250). Null when it has more decimals than the
+ * currency's minor unit holds, or is too large to be a payment.
+ */
+export function toMinorUnits(amount: string, currency: string): number | null {
+  const digits = minorUnitDigits(currency.toUpperCase());
+  const match = /^(\d{1,15})(?:\.(\d+))?$/.exec(amount);
+  if (!match) return null;
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > digits) return null;
+  const minor = Number(BigInt(match[1]!) * 10n ** BigInt(digits) + BigInt(fraction.padEnd(digits, '0') || '0'));
+  return Number.isSafeInteger(minor) && minor > 0 ? minor : null;
 }
 
 /** Throws unless the postings are whole, non-zero and sum to zero. */

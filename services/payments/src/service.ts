@@ -4,6 +4,8 @@ import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { PaymentsConfig } from './config.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { startClock } from './clock.ts';
+import { affiliatePayoutHandler } from './operations/affiliate-payouts.ts';
+import { startSettlementReporter } from './report-settled.ts';
 import { createAccountLinkOperation, openOnboarding, submitOnboarding } from './operations/account-links.ts';
 import { createAccountOperation, listAccountsOperation, retrieveAccountOperation } from './operations/accounts.ts';
 import { listTransactionsOperations, retrieveBalanceOperation } from './operations/balance.ts';
@@ -59,6 +61,7 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
         createPayoutOperation(deps),
         retrievePayoutOperation(deps),
         listPayoutsOperation(deps),
+        affiliatePayoutHandler(deps),
       ] as Handler<{ request_id: string; deadline: number }>[];
       return Promise.resolve([
         servePayments({
@@ -69,6 +72,7 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
           registry: runtime.registry,
         }),
         startClock(deps, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
+        startSettlementReporter(deps, runtime.nc, config.NATS_PREFIX, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
       ]);
     },
   });

@@ -41,3 +41,43 @@ export type OnboardingReply =
       values: Record<string, string>;
       problems: Record<string, string>;
     };
+
+/**
+ * Affiliate payouts with method `platform` (the commissions service ↔ the payments service, request/reply):
+ * - `{prefix}.rpc.payments.affiliate_payout`: the commissions service asks for a ledger transfer from the merchant's
+ *   connected account to the affiliate and a payout to the affiliate's bank; idempotent by `payout_id` (the same
+ *   request again answers the first ledger payout). Reply: `ok` with AffiliatePayoutReply, or `error` with a
+ *   PaymentsRpcError (`no_connected_account`, `balance_insufficient`).
+ * - `{prefix}.rpc.commissions.platform_payout_settled`: the payments service reports the ledger payout's outcome; its
+ *   clock sends it again until the commissions service answers `ok` (which it does for a payout already so moved).
+ */
+export interface AffiliatePayoutRequest {
+  request_id: string;
+  deadline: number;
+  merchant_id: string;
+  /** The affiliate payout (po_… of the commissions service). */
+  payout_id: string;
+  affiliate_id: string;
+  /** Exact decimal text in `currency` ("182.50"). */
+  amount: string;
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** The last four characters of the affiliate's account: all the sandbox rail needs, and all it keeps. */
+  destination_last4: string;
+}
+
+export interface AffiliatePayoutReply {
+  /** The ledger payout (po_… of the payments service). */
+  ledger_payout_id: string;
+  status: 'pending' | 'in_transit' | 'paid' | 'failed';
+}
+
+export interface PayoutSettledRequest {
+  request_id: string;
+  deadline: number;
+  merchant_id: string;
+  payout_id: string;
+  ledger_payout_id: string;
+  status: 'paid' | 'failed';
+  failure_reason: string | null;
+}

@@ -19,6 +19,8 @@ export interface PayoutRow {
   failure_balance_transaction: string | null;
   arrival_date: Date;
   created_at: Date;
+  /** For an affiliate payout (method platform): the connected account whose balance funded it. */
+  funded_by: string | null;
 }
 
 export async function insertPayout(

@@ -1,0 +1,97 @@
+import { isUniqueViolation } from '@platform/shared/db';
+import { newId } from '@platform/shared/ids';
+import { invalidRequest } from '@platform/shared/payments/errors';
+import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
+import type { PaymentsDeps } from '../deps.ts';
+import { payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
+import { findByAffiliatePayout, fundingAccount, linkAffiliatePayout } from '../queries/affiliate-payouts.ts';
+import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
+import { insertPayout } from '../queries/payouts.ts';
+import type { Handler } from '../rpc.ts';
+
+const reply = (p: { id: string; status: string }): AffiliatePayoutReply => ({
+  ledger_payout_id: p.id,
+  status: p.status as AffiliatePayoutReply['status'],
+});
+
+/**
+ * An affiliate payout with method `platform`: in one transaction, a transfer from the merchant's connected account
+ * (its available balance) to the affiliate, and a payout from there to the affiliate's bank on the sandbox rail.
+ * The same affiliate payout asked again answers the ledger payout made the first time (a retried request, or the
+ * commissions service's own retry after it failed to record the answer).
+ */
+export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePayoutRequest> => ({
+  name: 'affiliate_payout',
+  async run(request, log) {
+    const earlier = await findByAffiliatePayout(deps.sql, request.payout_id);
+    if (earlier) return reply(earlier);
+    const account = await fundingAccount(deps.sql, request.merchant_id);
+    if (!account)
+      throw invalidRequest('The merchant has no connected account to pay affiliate payouts from.', {
+        code: 'no_connected_account',
+      });
+    const currency = request.currency.toLowerCase();
+    const amount = toMinorUnits(request.amount, currency);
+    if (amount === null)
+      throw invalidRequest(`Invalid amount ${request.amount} ${request.currency}`, { param: 'amount' });
+    const id = newId('po');
+    const affiliate = request.affiliate_id;
+    try {
+      const payout = await deps.sql.begin(async (tx) => {
+        await postMovement(tx, account.livemode, id, transferMovement(account.id, affiliate, amount, currency), {
+          id: newId('txn'),
+          holder: account.id,
+          type: 'transfer',
+          amount: -amount,
+          fee: 0,
+          status: 'available',
+          available_on: new Date(),
+          description: `Affiliate payout ${request.payout_id}`,
+        });
+        const transactionId = newId('txn');
+        await postMovement(tx, account.livemode, id, payoutMovement(affiliate, amount, currency), {
+          id: transactionId,
+          holder: affiliate,
+          type: 'payout',
+          amount: -amount,
+          fee: 0,
+          status: 'available',
+          available_on: new Date(),
+          description: `Affiliate payout ${request.payout_id}`,
+        });
+        const row = await insertPayout(tx, {
+          id,
+          livemode: account.livemode,
+          holder: affiliate,
+          amount,
+          currency,
+          description: `Affiliate payout ${request.payout_id}`,
+          metadata: { affiliate_payout: request.payout_id, merchant_id: request.merchant_id },
+          destination_last4: request.destination_last4,
+          balance_transaction: transactionId,
+          arrival_date: new Date(Date.now() + 2 * deps.payoutRailStepMs),
+        });
+        await linkAffiliatePayout(tx, id, {
+          affiliate_payout_id: request.payout_id,
+          merchant_id: request.merchant_id,
+          funded_by: account.id,
+        });
+        return row;
+      });
+      log.info('affiliate payout made through the ledger', { payout_id: request.payout_id, ledger_payout_id: id });
+      return reply(payout);
+    } catch (err) {
+      if (isBalanceInsufficient(err))
+        throw invalidRequest(
+          `The connected account ${account.id} does not have ${request.amount} ${request.currency} available.`,
+          {
+            code: 'balance_insufficient',
+          },
+        );
+      // The same affiliate payout asked twice at once: the one that lost finds the first.
+      if (isUniqueViolation(err, 'payment_payouts_affiliate_payout'))
+        return reply((await findByAffiliatePayout(deps.sql, request.payout_id))!);
+      throw err;
+    }
+  },
+});

@@ -1,0 +1,38 @@
+import type { Queryable, Sql } from '@platform/shared/db';
+import type { PayoutRow } from './payouts.ts';
+
+/** The merchant's connected account that funds its platform payouts: its newest, live before test. */
+export async function fundingAccount(sql: Queryable, merchantId: string) {
+  const [row] = await sql<{ id: string; livemode: boolean }[]>`
+    select id, livemode from payment_accounts where merchant_id = ${merchantId}
+    order by livemode desc, created_at desc, id desc limit 1`;
+  return row;
+}
+
+export async function findByAffiliatePayout(sql: Queryable, payoutId: string) {
+  const [row] = await sql<PayoutRow[]>`select * from payment_payouts where affiliate_payout_id = ${payoutId}`;
+  return row;
+}
+
+export async function linkAffiliatePayout(
+  sql: Queryable,
+  ledgerPayoutId: string,
+  link: { affiliate_payout_id: string; merchant_id: string; funded_by: string },
+): Promise<void> {
+  await sql`
+    update payment_payouts set affiliate_payout_id = ${link.affiliate_payout_id}, merchant_id = ${link.merchant_id},
+      funded_by = ${link.funded_by}
+    where id = ${ledgerPayoutId}`;
+}
+
+/** Settled ledger payouts of affiliate payouts whose outcome the commissions service has not acknowledged. */
+export function unreportedPayouts(sql: Sql, limit: number) {
+  return sql<(PayoutRow & { affiliate_payout_id: string; merchant_id: string })[]>`
+    select * from payment_payouts
+    where affiliate_payout_id is not null and status in ('paid', 'failed') and reported_status is distinct from status
+    order by status_changed_at limit ${limit}`;
+}
+
+export async function markReported(sql: Sql, id: string, status: string): Promise<void> {
+  await sql`update payment_payouts set reported_status = ${status} where id = ${id}`;
+}
