@@ -231,6 +231,8 @@ t.test('refusals in Stripe\u2019s shape, with Stripe\u2019s statuses', async (t)
   await t.rejects(stack.test.paymentIntents.capture(paid.id), {
     code: 'payment_intent_unexpected_state',
     statusCode: 400,
+    message:
+      'You cannot capture this PaymentIntent because it has a status of succeeded. Only a PaymentIntent with one of the following statuses may be captured: requires_capture.',
   });
   await t.rejects(stack.test.paymentIntents.confirm(paid.id), {
     code: 'payment_intent_unexpected_state',

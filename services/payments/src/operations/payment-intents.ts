@@ -28,9 +28,15 @@ const CANCELABLE: PaymentIntentStatus[] = [
   'processing',
 ];
 
-const unexpectedState = (intent: PaymentIntentRow, action: string, allowed: PaymentIntentStatus[]) =>
+const DONE: Record<'confirm' | 'capture' | 'cancel', string> = {
+  confirm: 'confirmed',
+  capture: 'captured',
+  cancel: 'canceled',
+};
+
+const unexpectedState = (intent: PaymentIntentRow, action: keyof typeof DONE, allowed: PaymentIntentStatus[]) =>
   invalidRequest(
-    `You cannot ${action} this PaymentIntent because it has a status of ${intent.status}. Only a PaymentIntent with one of the following statuses may be ${action === 'cancel' ? 'canceled' : `${action}ed`}: ${allowed.join(', ')}.`,
+    `You cannot ${action} this PaymentIntent because it has a status of ${intent.status}. Only a PaymentIntent with one of the following statuses may be ${DONE[action]}: ${allowed.join(', ')}.`,
     { code: 'payment_intent_unexpected_state' },
   );
 
