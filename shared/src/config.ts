@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import { TracingEnv } from './tracing/env.ts';
 
 /**
  * Configuration comes only from environment variables. Each process declares the
@@ -71,6 +72,7 @@ export const CommonEnv = {
         'comma-separated earlier ENCRYPTION_KEY values: secrets encrypted under them still decrypt, until `admin secrets re-encrypt` has moved them to the current key',
     }),
   ),
+  ...TracingEnv,
 };
 
 /** The platform's public address (scheme and host): referral links, and the OpenAPI document's server. */

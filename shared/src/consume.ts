@@ -5,6 +5,8 @@ import type { Logger } from './log.ts';
 import { createBatcher } from './batcher.ts';
 import type { Worker } from './service.ts';
 import type { Topology } from './topology.ts';
+import { tracingEnabled } from './tracing/context.ts';
+import { inConsumerBatchSpan } from './tracing/nats.ts';
 
 /**
  * Works on a JetStream consumer's messages in batches: messages received while every batch slot is busy (or, with
@@ -36,13 +38,17 @@ export function consumeInBatches(
   },
 ): { stop(): Promise<void> } {
   let stopping = false;
+  // With tracing on, a batch is worked in a consumer span continuing its message's trace (linked to each of its
+  // messages' when there are several).
+  const handleBatch = (batch: JsMsg[]) =>
+    tracingEnabled() ? inConsumerBatchSpan(opts.name, batch, () => opts.handleBatch(batch)) : opts.handleBatch(batch);
   const batcher = createBatcher<JsMsg>(
     {
       slots: opts.concurrency,
       largestBatch: opts.maxBatch,
       leastIntervalMs: opts.gatherTurn ? (opts.minIntervalMs ?? 0) : null,
     },
-    opts.handleBatch,
+    handleBatch,
     (err) => opts.log.error(`${opts.name}: batch failed`, { err }),
   );
   const loop = (async () => {

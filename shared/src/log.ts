@@ -2,6 +2,8 @@
  * JSON-lines logger. Callers pass identifiers and counts, never request bodies or rows: nothing secret
  * (keys, webhook secrets, vault references) is handed to it, so nothing secret can be written.
  */
+import { logFieldsOf } from './tracing/context.ts';
+
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level | 'silent', number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -21,7 +23,11 @@ export function createLogger(
   const threshold = ORDER[level];
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < threshold) return;
-    write(JSON.stringify({ level: lvl, time: new Date().toISOString(), ...base, msg, ...fields }, errorReplacer));
+    // The active span's ids (none while tracing is off); a logger made for a request or message names its own.
+    const trace = logFieldsOf();
+    write(
+      JSON.stringify({ level: lvl, time: new Date().toISOString(), ...trace, ...base, msg, ...fields }, errorReplacer),
+    );
   };
   return {
     debug: (m, f) => emit('debug', m, f),

@@ -16,6 +16,8 @@ import type { Logger } from './log.ts';
 import { decodeJson, encodeJson } from './nats.ts';
 import { compileValidator } from './validation.ts';
 import { createTurnBatch } from './turn-batch.ts';
+import { context, endWithError, logFieldsOf } from './tracing/context.ts';
+import { startConsumerSpan } from './tracing/nats.ts';
 
 /** What a handler gets besides its validated input. */
 export interface OperationContext {
@@ -117,20 +119,22 @@ export function serveOperations(opts: {
       handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
       return;
     }
+    // The caller's trace continues here (its producer span's context in the headers), when tracing is on.
+    const traced = startConsumerSpan(`process ${msg.subject}`, msg.subject, msg.headers);
+    traced?.span.setAttributes({ 'merchant.id': request.merchant_id, 'rpc.method': op.spec.operationId });
     const reqLog = log.child({
       request_id: request.request_id,
       merchant_id: request.merchant_id,
       operation: op.spec.operationId,
+      ...logFieldsOf(traced?.context),
     });
     let outcome: RpcOutcome;
     let body: unknown;
     let contentType: string | undefined;
     let code: string;
     try {
-      const result = await op.run(
-        { sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog },
-        request,
-      );
+      const ctx = { sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog };
+      const result = await (traced ? context.with(traced.context, () => op.run(ctx, request)) : op.run(ctx, request));
       outcome = code = result.outcome;
       body = result.outcome === 'no_content' ? undefined : result.body;
       if ('contentType' in result) contentType = result.contentType;
@@ -148,6 +152,11 @@ export function serveOperations(opts: {
       outcome = 'error';
       code = error.code;
       body = error;
+    }
+    if (traced) {
+      traced.span.setAttribute('rpc.outcome', code);
+      if (code === 'INTERNAL' || code === 'UNAVAILABLE') endWithError(traced.span, code);
+      else traced.span.end();
     }
     handled.inc({ operation: op.spec.operationId, code });
     duration.observe({ operation: op.spec.operationId, code }, (performance.now() - started) / 1000);

@@ -1,4 +1,4 @@
-import { headers } from '@nats-io/nats-core';
+import { headers, type MsgHdrs } from '@nats-io/nats-core';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { outboxSubject, type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
@@ -9,12 +9,15 @@ import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './service.ts';
 import { inTransaction } from './transactions.ts';
 import { unnestColumns } from './unnest.ts';
+import { carrierJson, carrierOf, endSpans, type Span, type TraceCarrier } from './tracing/context.ts';
+import { storedContextHeaders } from './tracing/nats.ts';
 
 const NOTIFY_CHANNEL = 'outbox_pending';
 
 /**
  * Records an event (a domain event, or an internal conversion event) in the caller's transaction. It reaches JetStream only after the transaction commits
- * (the relay reads committed rows), and a rolled-back change never emits its event.
+ * (the relay reads committed rows), and a rolled-back change never emits its event. With tracing on, the row keeps
+ * the active span's context, which the relay publishes with it.
  */
 export async function enqueueEvent<D extends Record<string, unknown>, T extends OutboxEventType>(
   tx: Queryable,
@@ -24,8 +27,8 @@ export async function enqueueEvent<D extends Record<string, unknown>, T extends 
 ): Promise<DomainEvent<D, T>> {
   const id = newId('msg');
   const [row] = await tx<{ created_at: Date }[]>`
-    insert into outbox (id, merchant_id, type, data)
-    values (${id}, ${merchantId}, ${type}, ${tx.json(data as never)})
+    insert into outbox (id, merchant_id, type, data, trace_context)
+    values (${id}, ${merchantId}, ${type}, ${tx.json(data as never)}, ${carrierJson(carrierOf())}::jsonb)
     returning created_at`;
   await tx`select pg_notify(${NOTIFY_CHANNEL}, '')`;
   return { id, type, created_at: row!.created_at.toISOString(), merchant_id: merchantId, data };
@@ -40,21 +43,40 @@ export async function enqueueEvent<D extends Record<string, unknown>, T extends 
  * Why no NOTIFY in the transaction: Postgres serialises the commits of all transactions that notified (a global
  * lock held from before the commit record until after its WAL flush), so on the hot paths every commit waited for
  * every other one's fsync; and one channel woke the relay of every service for every row.
+ *
+ * With tracing on, each row keeps a trace context for the relay to publish with it: the event's own `trace` when
+ * given (the request it was written for, in a batch of many), else the active span's.
  */
 export async function enqueueEvents(
   tx: Queryable,
-  events: { merchantId: string; type: OutboxEventType; data: Record<string, unknown> }[],
+  events: {
+    merchantId: string;
+    type: OutboxEventType;
+    data: Record<string, unknown>;
+    trace?: TraceCarrier | null;
+  }[],
 ): Promise<DomainEvent<Record<string, unknown>, OutboxEventType>[]> {
   if (events.length === 0) return [];
+  const active = carrierJson(carrierOf());
   const rows = new Array<OutboxInsert>(events.length);
-  for (let i = 0; i < events.length; i++) rows[i] = { ...events[i]!, id: newId('msg') };
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    rows[i] = {
+      id: newId('msg'),
+      merchantId: e.merchantId,
+      type: e.type,
+      data: e.data,
+      traceContext: e.trace === undefined ? active : carrierJson(e.trace),
+    };
+  }
   const c = outboxColumns(rows);
   // Queued on the connection now (not when awaited), so that a COMMIT the caller sends right after follows it.
   const inserted = await tx<{ id: string; created_at: Date }[]>`
-    insert into outbox (id, merchant_id, type, data)
-    select e.id, e.merchant_id, e.type, e.data::jsonb
-    from unnest(${c.id}::text[], ${c.merchantId}::text[], ${c.type}::text[], ${c.data}::text[])
-      with ordinality as e(id, merchant_id, type, data, n)
+    insert into outbox (id, merchant_id, type, data, trace_context)
+    select e.id, e.merchant_id, e.type, e.data::jsonb, e.trace_context::jsonb
+    from unnest(${c.id}::text[], ${c.merchantId}::text[], ${c.type}::text[], ${c.data}::text[],
+                ${c.traceContext}::text[])
+      with ordinality as e(id, merchant_id, type, data, trace_context, n)
     order by e.n
     returning id, created_at`.execute();
   const createdAt = new Map<string, string>();
@@ -67,13 +89,21 @@ export async function enqueueEvents(
   return recorded;
 }
 
-type OutboxInsert = { id: string; merchantId: string; type: OutboxEventType; data: Record<string, unknown> };
+type OutboxInsert = {
+  id: string;
+  merchantId: string;
+  type: OutboxEventType;
+  data: Record<string, unknown>;
+  /** The trace context as JSON text, null without one. */
+  traceContext: string | null;
+};
 
 const outboxColumns = unnestColumns({
   id: (r: OutboxInsert) => r.id,
   merchantId: (r: OutboxInsert) => r.merchantId,
   type: (r: OutboxInsert) => r.type,
   data: (r: OutboxInsert) => JSON.stringify(r.data),
+  traceContext: (r: OutboxInsert) => r.traceContext,
 });
 
 /** The wake-ups of the relays running in this process, by the pool they read (the pool the writers use too). */
@@ -119,6 +149,16 @@ interface OutboxRow {
   type: OutboxEventType;
   /** The DomainEvent envelope as JSON text, built by Postgres from the row: no parse and re-encode per event. */
   envelope: string;
+  /** The writer's trace context (published in the message's headers), null without one. */
+  trace_context: TraceCarrier | null;
+}
+
+/** A message the relay publishes: its subject, bytes, Nats-Msg-Id, and the headers of its trace context if any. */
+interface OutboxMessage {
+  subject: string;
+  data: Uint8Array;
+  msgId: string;
+  headers: MsgHdrs | undefined;
 }
 
 /**
@@ -202,7 +242,7 @@ function createJetStreamPublisher(nc: NatsConnection) {
      * Publishes every message with its Nats-Msg-Id; resolves once JetStream has acknowledged each one (stored, or a
      * duplicate it had stored before), rejects at the first refusal or after ACK_TIMEOUT_MS.
      */
-    publishAll(messages: { subject: string; data: Uint8Array; msgId: string }[]): Promise<void> {
+    publishAll(messages: OutboxMessage[]): Promise<void> {
       if (messages.length === 0) return Promise.resolve();
       const batch: PendingBatch = {
         remaining: messages.length,
@@ -221,7 +261,7 @@ function createJetStreamPublisher(nc: NatsConnection) {
           const token = (next++).toString(36);
           batch.tokens.push(token);
           waiting.set(token, batch);
-          const h = headers();
+          const h = m.headers ?? headers();
           h.set('Nats-Msg-Id', m.msgId);
           nc.publish(m.subject, m.data, { reply: `${inbox}.${token}`, headers: h });
         }
@@ -301,16 +341,26 @@ export function startOutboxRelay(opts: {
             order by seq
             limit ${batchSize}
             for update skip locked)
-          returning seq, id, type, ${outboxEnvelope(tx)} as envelope)
-        select id, type, envelope from claimed order by seq`.execute(),
+          returning seq, id, type, ${outboxEnvelope(tx)} as envelope, trace_context)
+        select id, type, envelope, trace_context from claimed order by seq`.execute(),
     ]);
     if (rows.length > 0) {
-      const messages = new Array<{ subject: string; data: Uint8Array; msgId: string }>(rows.length);
+      const messages = new Array<OutboxMessage>(rows.length);
+      // With tracing on, a producer span per row that kept a trace context, ended once JetStream acknowledged it.
+      const spans: Span[] = [];
       for (let i = 0; i < rows.length; i++) {
         const row = rows[i]!;
-        messages[i] = { subject: outboxSubject(prefix, row.type), data: Buffer.from(row.envelope), msgId: row.id };
+        const subject = outboxSubject(prefix, row.type);
+        const headers = storedContextHeaders(subject, row.trace_context, row.id, spans);
+        messages[i] = { subject, data: Buffer.from(row.envelope), msgId: row.id, headers };
       }
-      await publisher.publishAll(messages);
+      try {
+        await publisher.publishAll(messages);
+      } catch (err) {
+        endSpans(spans, err);
+        throw err;
+      }
+      endSpans(spans);
     }
     return { result: rows.length, last: Promise.resolve() };
   };

@@ -194,7 +194,7 @@ export async function startPlatform(
 /** A service as its own process (for kill and restart tests); resolves once it logs that it started. */
 export async function spawnService(
   t: TestLike,
-  service: 'affiliates' | 'gateway' | 'commissions' | 'dispatcher',
+  service: 'affiliates' | 'gateway' | 'events' | 'commissions' | 'dispatcher',
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; output: string[]; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}services/${service}/src/main.ts`], {

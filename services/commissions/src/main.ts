@@ -1,5 +1,6 @@
 import { runMain } from '@platform/shared/main';
+import { withTracing } from '@platform/shared/tracing/start';
 import { loadCommissionsConfig } from './config.ts';
 import { startCommissionsService } from './service.ts';
 
-runMain('commissions', () => startCommissionsService(loadCommissionsConfig()));
+runMain('commissions', withTracing('commissions', loadCommissionsConfig, startCommissionsService));

@@ -1,4 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream';
+import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { COMMISSIONS_CONSUMER } from '@platform/shared/catalogue';
 import type { Logger } from '@platform/shared/log';
@@ -55,7 +56,7 @@ export function startConversionConsumer(opts: {
 
   const processAlone = async (msg: JsMsg, envelope: ConversionEnvelope): Promise<void> => {
     try {
-      const [outcome] = await opts.process([envelope]);
+      const [outcome] = await inDatabaseSpan('process conversions', () => opts.process([envelope]));
       settle(msg, envelope, outcome!);
     } catch (err) {
       if (err instanceof PoisonMessage) {
@@ -91,7 +92,7 @@ export function startConversionConsumer(opts: {
     try {
       const envelopes = new Array<ConversionEnvelope>(parsed.length);
       for (let i = 0; i < parsed.length; i++) envelopes[i] = parsed[i]!.envelope;
-      outcomes = await opts.process(envelopes);
+      outcomes = await inDatabaseSpan('process conversions', () => opts.process(envelopes));
     } catch (err) {
       log.warn('conversion batch failed; processing its messages one by one', { count: parsed.length, err });
       for (const p of parsed) await processAlone(p.msg, p.envelope);

@@ -19,6 +19,7 @@ import {
 import { claimDue, lockEndpoints, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
 import { signingSecrets } from './endpoints.ts';
 import { postWebhook } from './send.ts';
+import { contextOfCarrier, tracingEnabled } from '@platform/shared/tracing/context';
 
 /** What the delivery log shows for an attempt that could not be signed: the reason, nothing of the secret. */
 export const UNSIGNABLE_ERROR = 'not sent: the endpoint secret cannot be decrypted with the configured encryption keys';
@@ -179,6 +180,10 @@ export function startAttemptEngine(opts: {
           headers,
           body: d.body,
           timeoutMs: settings.attemptTimeoutMs,
+          // With tracing on, in the trace its message was fanned out in (a trace of its own when none was kept).
+          trace: tracingEnabled()
+            ? { parent: contextOfCarrier(d.trace_context), endpointId: d.endpoint_id, attempt: d.attempt_count + 1 }
+            : undefined,
         })
       : unsignedOutcome();
     const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>

@@ -1,4 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
+import { carrierJson, carrierOf, tracingEnabled } from '@platform/shared/tracing/context';
+import { inDatabaseSpan } from '@platform/shared/tracing/db';
+import { contextOfHeaders } from '@platform/shared/tracing/nats';
 import { DISPATCHER_FANOUT_CONSUMER, DOMAIN_EVENT_TYPES, type DomainEvent } from '@platform/shared/catalogue';
 import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
 import { parseEnvelope, PoisonMessage } from '@platform/shared/envelope';
@@ -36,40 +39,53 @@ function parseDomainEvent(data: Uint8Array): DomainEvent {
  * once, without a hint. What it had no room for stays due in Postgres (not hinted): the endpoint's finishing
  * attempts on this replica pull it next, and the sweeper hints it to any replica once the endpoint has room.
  */
+/** A domain event off the stream, its messages (one unless redelivered meanwhile), and its trace context (JSON). */
+interface Received {
+  ms: JsMsg[];
+  event: DomainEvent;
+  trace: string | null;
+}
+
 export function startFanOut(opts: ConsumerWorkerOptions): Worker {
   const { sql, log, engine } = opts;
 
-  /** One transaction for `events`: messages, deliveries, and leases on as many as `slots` allow. */
-  const record = async (events: DomainEvent[], slots: number) => {
+  /**
+   * One transaction for `events`: messages (with their trace contexts when tracing is on), deliveries, and leases
+   * on as many as `slots` allow.
+   */
+  const record = async (events: DomainEvent[], slots: number, traces: (string | null)[] | undefined) => {
     // Two round trips: BEGIN and the messages; then, knowing the endpoints, the deliveries, the claim and COMMIT.
     // The endpoints' oldest due deliveries are claimed first: new events do not overtake a backlog.
     let endpoints: string[] = [];
-    const { created, claimed } = await inTwoTrips(
-      sql,
-      (tx) => insertMessages(tx, events),
-      (tx, rows) => {
-        endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
-        return {
-          created: insertDeliveries(tx, rows, { hinted: false }),
-          locked: slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
-          claimed:
-            slots > 0
-              ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots })
-              : Promise.resolve([] as ClaimedDelivery[]),
-        };
-      },
+    const { created, claimed } = await inDatabaseSpan('fan out events', () =>
+      inTwoTrips(
+        sql,
+        (tx) => insertMessages(tx, events, undefined, traces),
+        (tx, rows) => {
+          endpoints = [...new Set(rows.map((r) => r.endpoint_id))];
+          return {
+            created: insertDeliveries(tx, rows, { hinted: false }),
+            locked: slots > 0 ? lockEndpoints(tx, endpoints) : Promise.resolve(),
+            claimed:
+              slots > 0
+                ? claimDue(tx, { ...opts.claim, endpointIds: endpoints, limit: slots })
+                : Promise.resolve([] as ClaimedDelivery[]),
+          };
+        },
+      ),
     );
     return { created, claimed };
   };
 
   /** Fans out `events`, settling each message; on a failure, one event at a time to find the one that fails. */
-  const fanOutBatch = async (batch: { ms: JsMsg[]; event: DomainEvent }[]): Promise<void> => {
+  const fanOutBatch = async (batch: Received[]): Promise<void> => {
     const slots = engine.reserve(batch.length * SLOTS_PER_EVENT);
     let result: Awaited<ReturnType<typeof record>>;
     try {
       result = await record(
         batch.map((b) => b.event),
         slots,
+        tracingEnabled() ? batch.map((b) => b.trace) : undefined,
       );
     } catch (err) {
       engine.start([], slots);
@@ -102,7 +118,7 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
 
   const fanOutMessages = async (msgs: JsMsg[]): Promise<void> => {
     // A message twice in one batch (redelivered, or published twice) is recorded once and settled with it.
-    const batch = new Map<string, { ms: JsMsg[]; event: DomainEvent }>();
+    const batch = new Map<string, Received>();
     for (const m of msgs) {
       let event: DomainEvent;
       try {
@@ -114,8 +130,13 @@ export function startFanOut(opts: ConsumerWorkerOptions): Worker {
       }
       const same = batch.get(event.id);
       if (same) same.ms.push(m);
-      else batch.set(event.id, { ms: [m], event });
+      else batch.set(event.id, { ms: [m], event, trace: null });
     }
+    // The context every attempt of an event continues: this batch's consumer span when it is the event's alone, or
+    // the event's own (its producer's) in a batch of several, whose span only links to it.
+    if (tracingEnabled())
+      for (const b of batch.values())
+        b.trace = carrierJson(msgs.length === 1 ? carrierOf() : carrierOf(contextOfHeaders(b.ms[0]!.headers)));
     // In id order: two batches inserting the same messages (a redelivery racing its original) then wait for each
     // other in one direction only, never in a cycle.
     if (batch.size > 0) await fanOutBatch([...batch.values()].sort((a, b) => (a.event.id < b.event.id ? -1 : 1)));

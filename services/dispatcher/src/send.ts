@@ -2,6 +2,8 @@ import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseRetryAfter, WEBHOOK_RESPONSE_BODY_BYTES } from '@platform/shared/webhooks';
 import type { AttemptOutcome } from './verdict.ts';
 import { RefusedAddressError } from './ssrf.ts';
+import { endAttemptSpan, startAttemptSpan, type AttemptTrace } from './attempt-span.ts';
+import type { Span } from '@platform/shared/tracing/context';
 
 const USER_AGENT = 'AffiliatePlatform-Webhooks/1.0';
 
@@ -24,6 +26,8 @@ export function postWebhook(opts: {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** With tracing on: what the attempt's client span needs (attempt-span.ts). */
+  trace?: AttemptTrace;
 }): Promise<AttemptOutcome> {
   const attemptedAt = new Date();
   const started = performance.now();
@@ -35,10 +39,12 @@ export function postWebhook(opts: {
     let retryAfter: string | undefined;
     const kept: Buffer[] = [];
     let size = 0;
+    let span: Span | null = null;
     const settle = (outcome: AttemptOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (span) endAttemptSpan(span, outcome.statusCode, outcome.error);
       resolve(outcome);
     };
     const answered = () =>
@@ -60,6 +66,7 @@ export function postWebhook(opts: {
     const timer = setTimeout(() => end(() => (statusCode === null ? failed('timeout') : answered())), opts.timeoutMs);
     try {
       const url = new URL(opts.url);
+      span = startAttemptSpan(opts.trace, url);
       opts.dispatcher.dispatch(
         {
           origin: url.origin,

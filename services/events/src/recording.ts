@@ -1,4 +1,14 @@
 import type { Sql } from '@platform/shared/db';
+import {
+  carrierJson,
+  carrierOf,
+  context,
+  inBatchSpan,
+  ROOT_CONTEXT,
+  tracingEnabled,
+  type Context,
+} from '@platform/shared/tracing/context';
+import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import { ApiError } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
@@ -33,6 +43,8 @@ interface Request {
   merchantId: string;
   body: RecordEventBody;
   log: Logger;
+  /** With tracing on, the context the request came in (its operation's span); null otherwise. */
+  trace: Context | null;
   resolve(result: OperationResult): void;
   reject(err: unknown): void;
 }
@@ -65,26 +77,39 @@ export type RecordEvent = (merchantId: string, body: RecordEventBody, log: Logge
 export function createEventRecorder(sql: Sql, attributionSql: Sql, leastIntervalMs: number): RecordEvent {
   const batcher = createBatcher<Request>(
     { slots: RECORDING_SLOTS, largestBatch: LARGEST_BATCH, leastIntervalMs },
-    (batch) => recordBatch(sql, attributionSql, batch),
+    (batch) => (tracingEnabled() ? recordTraced(sql, attributionSql, batch) : recordBatch(sql, attributionSql, batch)),
     (err, batch) => {
       for (const r of batch) r.reject(err);
     },
   );
   return (merchantId, body, log) =>
-    new Promise<OperationResult>((resolve, reject) => batcher.add({ merchantId, body, log, resolve, reject }));
+    new Promise<OperationResult>((resolve, reject) =>
+      batcher.add({ merchantId, body, log, trace: tracingEnabled() ? context.active() : null, resolve, reject }),
+    );
 }
 
 /**
  * Records one batch; settles every request (a rejection after a request was settled is ignored by its promise).
  * Loops rather than callbacks made per batch, here and in insertGroup: see @platform/shared/unnest for why.
  */
+/** recordBatch in a span: the child of its one request's, or linked to each of its requests' (inBatchSpan). */
+function recordTraced(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
+  const parents = new Array<Context>(batch.length);
+  for (let i = 0; i < batch.length; i++) parents[i] = batch[i]!.trace ?? ROOT_CONTEXT;
+  return inBatchSpan('record events', parents, { 'events.batch.size': batch.length }, () =>
+    recordBatch(sql, attributionSql, batch),
+  );
+}
+
 async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
   const lookups = new Array<AttributionLookup>(batch.length);
   for (let i = 0; i < batch.length; i++) {
     const r = batch[i]!;
     lookups[i] = { merchantId: r.merchantId, visitId: visitIdOf(r.body.cookie_id), coupon: r.body.coupon ?? null };
   }
-  const contexts = await findAttributionContexts(attributionSql, lookups);
+  const contexts = await inDatabaseSpan('select attribution context', () =>
+    findAttributionContexts(attributionSql, lookups),
+  );
 
   // The first request of each key is inserted; the later ones of that key are answered from its outcome.
   const first = new Map<string, Prepared>();
@@ -153,7 +178,7 @@ const byKey = (a: Prepared, b: Prepared) => (a.key < b.key ? -1 : a.key > b.key 
 async function insertGroup(sql: Sql, group: Prepared[], outcome: BatchOutcome): Promise<void> {
   const events = new Array<NewConversionEvent>(group.length);
   for (let i = 0; i < group.length; i++) events[i] = group[i]!.event;
-  const rows = await insertEventsWithOutbox(sql, events);
+  const rows = await inDatabaseSpan('insert conversion_events', () => insertEventsWithOutbox(sql, events));
   if (rows.length > 0) outboxCommitted(sql);
   const byId = new Map<string, ConversionEventRow>();
   for (const row of rows) byId.set(row.id, row);
@@ -219,6 +244,7 @@ function prepare(request: Request, found: Parameters<typeof settingsAndAttributi
       messageId: newId('msg'),
       visit: conversionVisit(attribution.visit),
       customerEmail: typeof customerEmail === 'string' ? customerEmail : null,
+      traceContext: request.trace ? carrierJson(carrierOf(request.trace)) : null,
     },
   };
 }

@@ -25,6 +25,8 @@ import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { buildDashboardOpenApi } from './dashboard/openapi.ts';
 import { createDashboardApi } from './dashboard/router.ts';
+import { traceRequest } from './request-span.ts';
+import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
 
@@ -108,7 +110,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     res.setHeader('X-Request-Id', requestId);
     res.locals['started'] = performance.now();
     res.on('finish', recordFinished);
-    next();
+    traceRequest(req, res, requestId, next);
   });
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
@@ -184,9 +186,11 @@ export function createApp(deps: GatewayDeps): express.Express {
       // answer still shows the window, as every API response does.
       const planAllowed = API_PLANS.has(key.plan);
       const rate = await withinDeadline(
-        planAllowed
-          ? rateLimiter.consume(key.keyId, key.rateLimitPerMin)
-          : rateLimiter.peek(key.keyId, key.rateLimitPerMin),
+        inDatabaseSpan('upsert api_rate_windows', () =>
+          planAllowed
+            ? rateLimiter.consume(key.keyId, key.rateLimitPerMin)
+            : rateLimiter.peek(key.keyId, key.rateLimitPerMin),
+        ),
         Math.max(1, deadline - Date.now()),
       );
       res.setHeader('RateLimit-Limit', String(rate.limit));

@@ -1,5 +1,6 @@
 import { runMain } from '@platform/shared/main';
+import { withTracing } from '@platform/shared/tracing/start';
 import { loadGatewayConfig } from './config.ts';
 import { startGateway } from './service.ts';
 
-runMain('gateway', () => startGateway(loadGatewayConfig()));
+runMain('gateway', withTracing('gateway', loadGatewayConfig, startGateway));

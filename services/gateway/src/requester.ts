@@ -1,4 +1,7 @@
+import type { MsgHdrs } from '@nats-io/nats-core';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { context, endWithError, type Span } from '@platform/shared/tracing/context';
+import { startProducerSpan } from '@platform/shared/tracing/nats';
 import { createTurnBatch } from '@platform/shared/turn-batch';
 
 export type RequestOutcome =
@@ -9,6 +12,14 @@ interface Pending {
   deadline: number;
   subject: string;
   payload: Uint8Array;
+  /** With tracing on: the request's trace context (traceparent, tracestate). */
+  headers: MsgHdrs | undefined;
+}
+
+/** Ends a request's producer span with its outcome: anything but a reply is an error. */
+function endRequestSpan(span: Span, outcome: RequestOutcome): void {
+  if (outcome.kind === 'reply') span.end();
+  else endWithError(span, outcome.kind);
 }
 
 /** How often deadlines are checked: a request times out at most this much after its deadline. */
@@ -49,7 +60,7 @@ export function createRequester(nc: NatsConnection) {
     const p = pending.get(token);
     if (!p) return;
     try {
-      nc.publish(p.subject, p.payload, { reply: `${inbox}.${token}` });
+      nc.publish(p.subject, p.payload, { reply: `${inbox}.${token}`, ...(p.headers ? { headers: p.headers } : {}) });
     } catch {
       // Closed or draining between the call and this turn's end.
       pending.delete(token);
@@ -72,8 +83,21 @@ export function createRequester(nc: NatsConnection) {
     request(subject: string, payload: Uint8Array, timeoutMs: number): Promise<RequestOutcome> {
       if (nc.isClosed()) return Promise.resolve({ kind: 'closed' });
       const token = (next++).toString(36);
+      // With tracing on, a producer span in the caller's context (the HTTP request's), ended with the answer.
+      const traced = startProducerSpan(subject, context.active());
       return new Promise<RequestOutcome>((settle) => {
-        pending.set(token, { settle, deadline: Date.now() + timeoutMs, subject, payload });
+        pending.set(token, {
+          settle: traced
+            ? (outcome) => {
+                endRequestSpan(traced.span, outcome);
+                settle(outcome);
+              }
+            : settle,
+          deadline: Date.now() + timeoutMs,
+          subject,
+          payload,
+          headers: traced?.headers,
+        });
         publishInThisTurn(token);
       });
     },

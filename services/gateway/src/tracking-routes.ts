@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { context, endWithError } from '@platform/shared/tracing/context';
+import { startProducerSpan } from '@platform/shared/tracing/nats';
 import type { NatsConnection } from '@nats-io/transport-node';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import {
@@ -74,11 +76,17 @@ export function createTrackingRoutes(deps: {
     request: TrackReferralRequest | TrackVisitRequest,
   ): Promise<Reply> => {
     let reply;
+    const subject = trackingSubject(config.NATS_PREFIX, operation);
+    // With tracing on, a producer span in the visit's request, its context in the message's headers.
+    const traced = startProducerSpan(subject, context.active());
     try {
-      reply = await nc.request(trackingSubject(config.NATS_PREFIX, operation), encodeJson(request), {
+      reply = await nc.request(subject, encodeJson(request), {
         timeout: config.RPC_TIMEOUT_MS,
+        ...(traced ? { headers: traced.headers } : {}),
       });
-    } catch {
+      traced?.span.end();
+    } catch (err) {
+      if (traced) endWithError(traced.span, err);
       return { kind: 'unavailable' };
     }
     const outcome = reply.headers?.get(RPC_OUTCOME_HEADER);

@@ -1,5 +1,6 @@
 import { runMain } from '@platform/shared/main';
+import { withTracing } from '@platform/shared/tracing/start';
 import { loadPaymentsConfig } from './config.ts';
 import { startPaymentsService } from './service.ts';
 
-runMain('payments', () => startPaymentsService(loadPaymentsConfig()));
+runMain('payments', withTracing('payments', loadPaymentsConfig, startPaymentsService));

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
+import type { TraceCarrier } from '@platform/shared/tracing/context';
 import { ACTIVE_SQL, activeById, plannedWith } from './planner.ts';
 
 /** Everything one attempt needs, read under the lease. */
@@ -13,6 +14,8 @@ export interface ClaimedDelivery {
   previous_secret_encrypted: string | null;
   previous_secret_expires_at: Date | null;
   body: string;
+  /** The trace context its message was fanned out in (tracing on), which its attempts continue; null otherwise. */
+  trace_context: TraceCarrier | null;
 }
 
 /**
@@ -128,7 +131,7 @@ export async function claimDue(
       join webhook_messages m on m.id = c.message_id
     where d.id = c.id
     returning d.id, d.message_id, d.endpoint_id, d.merchant_id, d.attempt_count, r.url, r.secret_encrypted,
-      r.previous_secret_encrypted, r.previous_secret_expires_at, m.body`,
+      r.previous_secret_encrypted, r.previous_secret_expires_at, m.body, m.trace_context`,
   );
 }
 

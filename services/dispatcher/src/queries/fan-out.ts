@@ -38,18 +38,23 @@ interface MessageEndpoint {
  * events). Idempotent: an event already recorded (a JetStream redelivery, or the outbox reconciler first) yields
  * nothing, so an endpoint registered later never receives an older event by accident. A merchant that does not
  * exist fails the whole statement (foreign key), and the caller falls back to one event at a time to find it.
+ * `traceContexts`: with tracing on, each event's trace context (JSON text), which every attempt of it continues.
  */
 export async function insertMessages(
   tx: Queryable,
   events: DomainEvent[],
   onlyEndpointId?: string,
+  traceContexts?: (string | null)[],
 ): Promise<MessageEndpoint[]> {
   return tx<MessageEndpoint[]>`
     with inserted as (
-      insert into webhook_messages (id, merchant_id, type, body, created_at)
-      select * from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.merchant_id)}::text[],
-                           ${events.map((e) => e.type)}::text[], ${events.map(serialiseEnvelope)}::text[],
-                           ${events.map((e) => e.created_at)}::timestamptz[])
+      insert into webhook_messages (id, merchant_id, type, body, created_at, trace_context)
+      select id, merchant_id, type, body, created_at, trace_context::jsonb
+      from unnest(${events.map((e) => e.id)}::text[], ${events.map((e) => e.merchant_id)}::text[],
+                  ${events.map((e) => e.type)}::text[], ${events.map(serialiseEnvelope)}::text[],
+                  ${events.map((e) => e.created_at)}::timestamptz[],
+                  ${traceContexts ?? events.map(() => null)}::text[])
+        as m(id, merchant_id, type, body, created_at, trace_context)
       on conflict (id) do nothing
       returning id, merchant_id, type)
     select i.id as message_id, i.merchant_id, e.id as endpoint_id

@@ -43,6 +43,8 @@ export interface NewConversionEvent {
   messageId: string;
   visit: { id: string; ip_hash: string | null; fingerprint: string | null } | null;
   customerEmail: string | null;
+  /** The trace context of the request (JSON text), kept in the outbox row; null with tracing off. */
+  traceContext: string | null;
 }
 
 const eventColumns = unnestColumns({
@@ -62,6 +64,7 @@ const eventColumns = unnestColumns({
   messageId: (e: NewConversionEvent) => e.messageId,
   visit: (e: NewConversionEvent) => (e.visit === null ? null : JSON.stringify(e.visit)),
   customerEmail: (e: NewConversionEvent) => e.customerEmail,
+  traceContext: (e: NewConversionEvent) => e.traceContext,
 });
 
 /**
@@ -88,9 +91,10 @@ export async function insertEventsWithOutbox(
         ${c.id}::text[], ${c.merchantId}::text[], ${c.eventType}::text[], ${c.externalId}::text[], ${c.cookieId}::text[],
         ${c.coupon}::text[], ${c.amount}::text[], ${c.currency}::text[], ${c.payload}::text[], ${c.affiliateId}::text[],
         ${c.attributedBy}::text[], ${c.visitId}::text[], ${c.bodyHash}::text[], ${c.messageId}::text[], ${c.visit}::text[],
-        ${c.customerEmail}::text[]
+        ${c.customerEmail}::text[], ${c.traceContext}::text[]
       ) with ordinality as e(id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
-                             affiliate_id, attributed_by, visit_id, body_hash, message_id, visit, customer_email, n)
+                             affiliate_id, attributed_by, visit_id, body_hash, message_id, visit, customer_email,
+                             trace_context, n)
     ), inserted as (
       insert into conversion_events
         (id, merchant_id, event_type, external_id, cookie_id, coupon, amount, currency, payload,
@@ -101,13 +105,14 @@ export async function insertEventsWithOutbox(
       on conflict (merchant_id, event_type, external_id) do nothing
       returning ${columns(sql)}
     ), message as (
-      insert into outbox (id, merchant_id, type, data)
+      insert into outbox (id, merchant_id, type, data, trace_context)
       select e.message_id, i.merchant_id, 'conversion.recorded', jsonb_build_object(
         'event_id', i.id, 'event_type', i.event_type, 'external_id', i.external_id, 'amount', i.amount::text,
         'currency', i.currency, 'affiliate_id', i.affiliate_id, 'attributed_by', i.attributed_by,
         'visit', e.visit::jsonb,
         'customer_email', e.customer_email,
-        'created_at', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+        'created_at', to_char(i.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+        e.trace_context::jsonb
       from inserted i join input e on e.id = i.id
       order by e.n
     )

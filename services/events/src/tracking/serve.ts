@@ -1,4 +1,6 @@
 import { headers } from '@nats-io/nats-core';
+import { tracingEnabled } from '@platform/shared/tracing/context';
+import { inConsumerBatchSpan } from '@platform/shared/tracing/nats';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
 import {
@@ -146,7 +148,10 @@ export function serveTracking(opts: {
           log.error('tracking subscription error', { kind, err });
           return;
         }
-        const work = handle(kind, msg);
+        // With tracing on, in a consumer span continuing the gateway's request.
+        const work = tracingEnabled()
+          ? inConsumerBatchSpan('tracking', [msg], () => handle(kind, msg))
+          : handle(kind, msg);
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
       },

@@ -1,0 +1,52 @@
+import type { NextFunction, Request, Response } from 'express';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  tracer,
+  tracingEnabled,
+  type Span,
+} from '@platform/shared/tracing/context';
+
+/**
+ * The gateway's server span of a request, when tracing is on. It starts a trace of its own: a client's
+ * traceparent is not followed, so that no caller chooses what the platform samples. The rest of the request runs
+ * in its context: the middleware after this one, and the listeners later added to the request and the response
+ * (the body parser's, whose callbacks would otherwise run in the socket's context), so that the key lookup, the
+ * rate count and the NATS request are its children. Ended when the response is done, with the route template, the
+ * status and the merchant (from the key: never the key, a query or a body).
+ */
+export function traceRequest(req: Request, res: Response, requestId: string, next: NextFunction): void {
+  if (!tracingEnabled()) return next();
+  const span = tracer.startSpan(
+    req.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol },
+    },
+    ROOT_CONTEXT,
+  );
+  const ctx = trace.setSpan(ROOT_CONTEXT, span);
+  res.once('close', () => endRequestSpan(span, req, res));
+  context.bind(ctx, req);
+  context.bind(ctx, res);
+  context.with(ctx, next);
+}
+
+function endRequestSpan(span: Span, req: Request, res: Response): void {
+  // Express's template of the matched route (':id'), written as the API's paths are ('{id}').
+  const route = req.route ? `${req.baseUrl}${String((req.route as { path: string }).path)}` : null;
+  const template = route?.replace(/:([A-Za-z_]+)/g, '{$1}');
+  if (template) {
+    span.updateName(`${req.method} ${template}`);
+    span.setAttribute('http.route', template);
+  }
+  span.setAttribute('http.response.status_code', res.statusCode);
+  const merchantId = (res.locals['key'] as { merchantId?: string } | undefined)?.merchantId;
+  if (merchantId) span.setAttribute('merchant.id', merchantId);
+  if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  if (!res.writableFinished) span.setAttribute('error.type', 'aborted');
+  span.end();
+}

@@ -1,0 +1,159 @@
+import {
+  context,
+  createTraceState,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
+} from '@opentelemetry/api';
+
+/**
+ * Tracing as every module but the entry points sees it: the OpenTelemetry API only. The SDK is loaded by
+ * start.ts, from a service's entry point, when an OTLP endpoint is configured; until then (and in a process that
+ * never starts it) `tracingEnabled()` is false and every helper here returns before it allocates anything, so
+ * the hot paths pay one boolean test.
+ */
+let enabled = false;
+
+export const tracingEnabled = (): boolean => enabled;
+
+/** Called once the SDK's tracer provider is registered (start.ts). */
+export function markTracingEnabled(): void {
+  enabled = true;
+}
+
+/** The platform's tracer; the API's proxy, which delegates to the SDK's provider once one is registered. */
+export const tracer = trace.getTracer('affiliate-platform');
+
+/** A span context in W3C Trace Context form, as carried in NATS headers and kept in outbox rows. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-|$)/;
+
+/** The W3C carrier of a span context, or null when it is not valid. */
+export function carrierOfSpanContext(sc: SpanContext): TraceCarrier | null {
+  if (!isSpanContextValid(sc)) return null;
+  const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, '0');
+  const carrier: TraceCarrier = { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}` };
+  const state = sc.traceState?.serialize();
+  if (state) carrier.tracestate = state;
+  return carrier;
+}
+
+/** The W3C carrier of the span in `ctx` (the active context by default); null when tracing is off or no span is. */
+export function carrierOf(ctx?: Context): TraceCarrier | null {
+  if (!enabled) return null;
+  const span = trace.getSpan(ctx ?? context.active());
+  return span ? carrierOfSpanContext(span.spanContext()) : null;
+}
+
+/** A carrier as JSON text, as the outbox's and webhook_messages' trace_context columns take it; null without one. */
+export const carrierJson = (carrier: TraceCarrier | null): string | null => (carrier ? JSON.stringify(carrier) : null);
+
+/** The remote span context a W3C carrier names, or null for a missing or malformed one (never an error). */
+export function spanContextOf(traceparent: unknown, tracestate?: unknown): SpanContext | null {
+  if (typeof traceparent !== 'string') return null;
+  const m = TRACEPARENT.exec(traceparent.trim().toLowerCase());
+  // Version ff is invalid; version 00 has exactly four fields.
+  if (!m || m[1] === 'ff' || (m[1] === '00' && traceparent.trim().length !== 55)) return null;
+  const sc: SpanContext = { traceId: m[2]!, spanId: m[3]!, traceFlags: parseInt(m[4]!, 16) & 1, isRemote: true };
+  if (!isSpanContextValid(sc)) return null;
+  if (typeof tracestate === 'string' && tracestate.length > 0 && tracestate.length <= 512)
+    sc.traceState = createTraceState(tracestate);
+  return sc;
+}
+
+/** `base` (the root context by default) with the carrier's span as its remote parent; `base` when there is none. */
+export function contextOfCarrier(carrier: Partial<TraceCarrier> | null | undefined, base = ROOT_CONTEXT): Context {
+  const sc = carrier ? spanContextOf(carrier.traceparent, carrier.tracestate) : null;
+  return sc ? trace.setSpanContext(base, sc) : base;
+}
+
+/** trace_id and span_id of the recording or remote span in `ctx`, for log lines; null when there is none. */
+export function logFieldsOf(ctx?: Context): { trace_id: string; span_id: string } | null {
+  if (!enabled) return null;
+  const span = trace.getSpan(ctx ?? context.active());
+  if (!span) return null;
+  const sc = span.spanContext();
+  return isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : null;
+}
+
+/**
+ * Ends `span` with an error status naming the error's code or class, or the given code (never an error's message:
+ * drivers put parameters there).
+ */
+export function endWithError(span: Span, err: unknown): void {
+  const type =
+    typeof err === 'string' ? err : err instanceof Error ? ((err as { code?: string }).code ?? err.name) : 'error';
+  span.setAttribute('error.type', String(type));
+  span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
+ * Runs `work` in a span of its own, ended when `work` settles. `parents`: the contexts of what the work serves.
+ * With one, the span is its child; with several (a batch of many requests or messages), the span starts a trace
+ * of its own with a link to each, so that every one of them leads to the batch. Without tracing, `work` alone.
+ */
+export function inBatchSpan<T>(
+  name: string,
+  parents: readonly Context[],
+  attributes: Attributes,
+  work: () => Promise<T>,
+  kind: SpanKind = SpanKind.INTERNAL,
+): Promise<T> {
+  if (!enabled) return work();
+  let parent = ROOT_CONTEXT;
+  let links: Link[] | undefined;
+  if (parents.length === 1) parent = parents[0]!;
+  else {
+    links = [];
+    for (const p of parents) {
+      const span = trace.getSpan(p);
+      const sc = span?.spanContext();
+      if (sc && isSpanContextValid(sc)) links.push({ context: sc });
+    }
+  }
+  const span = tracer.startSpan(name, { kind, attributes, links }, parent);
+  return runInSpan(span, parent, work);
+}
+
+/** Runs `work` with `span` active (as a child of `parent`), ending the span when it settles. */
+export function runInSpan<T>(span: Span, parent: Context, work: () => Promise<T>): Promise<T> {
+  let pending: Promise<T>;
+  try {
+    pending = context.with(trace.setSpan(parent, span), work);
+  } catch (err) {
+    endWithError(span, err);
+    throw err;
+  }
+  return pending.then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      endWithError(span, err);
+      throw err;
+    },
+  );
+}
+
+export { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span };
+
+/** Ends every span, with an error status when the work they cover failed. */
+export function endSpans(spans: readonly Span[], err?: unknown): void {
+  for (const span of spans) {
+    if (err === undefined) span.end();
+    else endWithError(span, err);
+  }
+}

@@ -1,0 +1,145 @@
+import t from 'tap';
+import { eventBody } from '../helpers/full-stack.ts';
+import { SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { eventually } from '../helpers/platform.ts';
+import { ancestry, serverSpanOf, startTracedStack, traceSpans, type TracedStack } from '../helpers/traced-stack.ts';
+
+// Every service as its own process, tracing to the test's OTLP receiver (JSON protocol).
+const stack = await startTracedStack(t);
+
+/** What a span is, for comparing paths: service, kind and name. */
+const describe = (s: ReceivedSpan) => `${s.service} ${kindName(s.kind)} ${s.name}`;
+const kindName = (kind: number) => Object.entries(SPAN_KIND).find(([, k]) => k === kind)?.[0] ?? String(kind);
+
+/** The dispatcher's webhook POST span of the delivery to the test's endpoint whose trace is `traceId`. */
+const webhookSpan = (spans: ReceivedSpan[]) =>
+  spans.find((s) => s.service === 'dispatcher' && s.kind === SPAN_KIND.client && s.name === 'webhook POST');
+
+async function received(s: TracedStack, type: string, match: (data: Record<string, unknown>) => boolean) {
+  return eventually(
+    async () => s.receiver.received.find((r) => r.type === type && match((JSON.parse(r.body) as { data: never }).data)),
+    15_000,
+    `the ${type} webhook`,
+  );
+}
+
+t.test('POST /api/v1/events to the webhook of its commission is one trace, hop by hop', async (t) => {
+  const res = await stack.client.post('/api/v1/events', eventBody('order-traced', 1));
+  t.equal(res.status, 201);
+  await received(stack, 'commission.created', (d) => d['order_id'] === 'order-traced-1');
+
+  const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
+  t.equal(server.name, 'POST /api/v1/events');
+  t.equal(server.parentSpanId, '', 'the request starts its trace');
+  t.equal(server.attributes['http.route'], '/api/v1/events');
+  t.equal(server.attributes['http.request.method'], 'POST');
+  t.equal(server.attributes['http.response.status_code'], 201);
+  t.equal(server.attributes['merchant.id'], stack.merchantId);
+
+  const spans = await traceSpans(stack, server.traceId, (s) => webhookSpan(s) !== undefined, 'the webhook POST span');
+  t.same(
+    [...new Set(spans.map((s) => s.service))].sort(),
+    ['commissions', 'dispatcher', 'events', 'gateway'],
+    'gateway, events, commissions and dispatcher spans in the one trace',
+  );
+
+  const post = webhookSpan(spans)!;
+  t.equal(post.attributes['webhook.endpoint.id'], stack.endpoint.id);
+  t.equal(post.attributes['webhook.attempt'], 1);
+  t.equal(post.attributes['http.response.status_code'], 200);
+  t.equal(post.attributes['http.request.method'], 'POST');
+
+  // The webhook POST's ancestors, up to the request: every hop a producer span and the next service's consumer.
+  // t.match on arrays matches each element, so the length is checked on its own.
+  const path = ancestry(spans, post).map(describe);
+  t.match(path, [
+    'dispatcher client webhook POST',
+    /^dispatcher consumer process .*\.domain\.commission\.created$/,
+    /^commissions producer send .*\.domain\.commission\.created$/,
+    // The outbox row keeps the context of the transaction that wrote it.
+    'commissions client process conversions',
+    /^commissions consumer process .*\.conversion\.recorded$/,
+    /^events producer send .*\.conversion\.recorded$/,
+    /^events consumer process .*\.rpc\.events\.record$/,
+    /^gateway producer send .*\.rpc\.events\.record$/,
+    'gateway server POST /api/v1/events',
+  ]);
+  t.equal(path.length, 9, 'nothing else between the request and the webhook POST');
+
+  // Postgres work of the hot paths, as children within the trace, named by what it does.
+  const database = spans.filter((s) => s.attributes['db.system.name'] === 'postgresql');
+  t.ok(
+    database.some((s) => s.service === 'events' && s.name === 'insert conversion_events'),
+    'the events insert',
+  );
+  t.ok(
+    database.some((s) => s.service === 'commissions' && s.name === 'process conversions'),
+    'the commissions transaction',
+  );
+  t.ok(
+    database.some((s) => s.service === 'dispatcher' && s.name === 'fan out events'),
+    'the fan-out transaction',
+  );
+  t.ok(
+    database.some((s) => s.service === 'gateway'),
+    'the gateway key or rate read',
+  );
+  for (const s of database)
+    t.ok(
+      spans.some((p) => p.spanId === s.parentSpanId),
+      `${describe(s)} has its parent`,
+    );
+});
+
+t.test('an affiliate.created webhook is in the trace of the request that created the affiliate', async (t) => {
+  const res = await stack.client.post('/api/v1/affiliates', { email: 'traced@example.com' });
+  t.equal(res.status, 201);
+  await received(stack, 'affiliate.created', (d) => d['email'] === 'traced@example.com');
+  const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
+  t.equal(server.attributes['http.route'], '/api/v1/affiliates');
+  const spans = await traceSpans(stack, server.traceId, (s) => webhookSpan(s) !== undefined, 'the webhook POST span');
+  t.match(ancestry(spans, webhookSpan(spans)!).map(describe), [
+    'dispatcher client webhook POST',
+    /^dispatcher consumer process .*\.domain\.affiliate\.created$/,
+    /^affiliates producer send .*\.domain\.affiliate\.created$/,
+    /^affiliates consumer process .*\.rpc\.affiliates\.create$/,
+    /^gateway producer send .*\.rpc\.affiliates\.create$/,
+    'gateway server POST /api/v1/affiliates',
+  ]);
+});
+
+t.test('log lines written inside a request carry its trace_id and a span_id', async (t) => {
+  const res = await stack.client.post('/api/v1/events', eventBody('order-traced', 2));
+  t.equal(res.status, 201);
+  const requestId = res.headers.get('x-request-id')!;
+  const server = await serverSpanOf(stack, requestId);
+  const line = await eventually(
+    async () =>
+      stack.output.events
+        .filter((l) => l.includes('"msg":"conversion event recorded"') && l.includes(requestId))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)[0],
+    10_000,
+    'the events service log line of the request',
+  );
+  t.equal(line['trace_id'], server.traceId);
+  t.match(line['span_id'], /^[0-9a-f]{16}$/);
+  t.not(line['span_id'], '0000000000000000');
+  // A line of the commissions consumer that processed it carries the same trace.
+  const spans = await traceSpans(
+    stack,
+    server.traceId,
+    (s) => s.some((x) => x.service === 'commissions'),
+    'the commissions span',
+  );
+  const commissionSpanIds = new Set(spans.filter((s) => s.service === 'commissions').map((s) => s.spanId));
+  const processed = await eventually(
+    async () =>
+      stack.output.commissions
+        .filter((l) => l.includes('"msg":"conversion processed"') && l.includes(res.body.id))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)[0],
+    10_000,
+    'the commissions log line of the event',
+  );
+  t.equal(processed['trace_id'], server.traceId);
+  t.ok(commissionSpanIds.has(processed['span_id'] as string), 'the span_id is a commissions span of the trace');
+});
