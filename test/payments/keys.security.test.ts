@@ -31,6 +31,20 @@ t.test(
       (await stack.live.accounts.list()).data.map((a) => a.id),
       [liveAccount.id],
     );
+    // Live payments and their ledger stay live: the test key finds none of them.
+    const livePayment = await stack.live.paymentIntents.create({
+      amount: 1500,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm: true,
+    });
+    t.equal(livePayment.livemode, true);
+    await t.rejects(stack.test.paymentIntents.retrieve(livePayment.id), { statusCode: 404, code: 'resource_missing' });
+    await t.rejects(stack.test.paymentIntents.cancel(livePayment.id), { statusCode: 404, code: 'resource_missing' });
+    t.same((await stack.test.paymentIntents.list()).data, []);
+    t.same((await stack.test.balanceTransactions.list()).data, []);
+    t.same((await stack.test.balance.retrieve()).pending, []);
+    t.equal((await stack.live.balanceTransactions.list()).data.length, 1);
     // Acting for a live account with a test key: the account does not exist for this key.
     await t.rejects(stack.test.payouts.list({}, { stripeAccount: liveAccount.id }), {
       type: 'StripePermissionError',
