@@ -4,7 +4,7 @@ import { processingFee } from '@platform/payments/ledger-rules';
 import { startPaymentsService } from '@platform/payments/service';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createPlatformKey } from '../../scripts/admin/platform-keys.ts';
-import { captureLogger, startPlatform, type TestLike } from '../helpers/platform.ts';
+import { captureLogger, startPlatform, type Platform, type TestLike } from '../helpers/platform.ts';
 
 /**
  * The gateway and the payments service on the file's own database and NATS prefix, a test and a live platform key,
@@ -12,7 +12,15 @@ import { captureLogger, startPlatform, type TestLike } from '../helpers/platform
  * availability delay, the payout rail's step, the account link's lifetime).
  */
 export async function startPayments(t: TestLike, opts: { paymentsEnv?: Record<string, string> } = {}) {
-  const platform = await startPlatform(t);
+  return attachPayments(t, await startPlatform(t), opts);
+}
+
+/** The payments service, keys and SDK clients on a platform started elsewhere (with the commissions service, say). */
+export async function attachPayments(
+  t: TestLike,
+  platform: Platform,
+  opts: { paymentsEnv?: Record<string, string> } = {},
+) {
   const payLog = captureLogger('payments');
   const payments = await startPaymentsService(
     loadPaymentsConfig({ ...platform.env, PUBLIC_BASE_URL: platform.baseUrl, ...opts.paymentsEnv }),
@@ -79,8 +87,9 @@ export async function fundedAccount(
   stack: PaymentsStack,
   available: number,
   form: Partial<typeof ONBOARDING_FORM> = {},
+  metadata: Record<string, string> = {},
 ) {
-  const account = await stack.test.accounts.create({ type: 'express', email: 'funded@example.com' });
+  const account = await stack.test.accounts.create({ type: 'express', email: 'funded@example.com', metadata });
   await onboard(stack, account.id, form);
   // Gross so that the net is exactly `available`: the fee on gross g is round(0.029 g) + 30.
   let gross = available;

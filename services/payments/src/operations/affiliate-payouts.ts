@@ -4,7 +4,7 @@ import { invalidRequest } from '@platform/shared/payments/errors';
 import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import type { PaymentsDeps } from '../deps.ts';
 import { payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
-import { findByAffiliatePayout, fundingAccount, linkAffiliatePayout } from '../queries/affiliate-payouts.ts';
+import { findByAffiliatePayout, fundingAccount } from '../queries/affiliate-payouts.ts';
 import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
 import { insertPayout } from '../queries/payouts.ts';
 import type { Handler } from '../rpc.ts';
@@ -38,27 +38,9 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
     const affiliate = request.affiliate_id;
     try {
       const payout = await deps.sql.begin(async (tx) => {
-        await postMovement(tx, account.livemode, id, transferMovement(account.id, affiliate, amount, currency), {
-          id: newId('txn'),
-          holder: account.id,
-          type: 'transfer',
-          amount: -amount,
-          fee: 0,
-          status: 'available',
-          available_on: new Date(),
-          description: `Affiliate payout ${request.payout_id}`,
-        });
+        // The payout row first: it claims the affiliate payout (unique), so a concurrent request for the same one
+        // waits here for this transaction and then finds it, instead of being refused for the funds this one took.
         const transactionId = newId('txn');
-        await postMovement(tx, account.livemode, id, payoutMovement(affiliate, amount, currency), {
-          id: transactionId,
-          holder: affiliate,
-          type: 'payout',
-          amount: -amount,
-          fee: 0,
-          status: 'available',
-          available_on: new Date(),
-          description: `Affiliate payout ${request.payout_id}`,
-        });
         const row = await insertPayout(tx, {
           id,
           livemode: account.livemode,
@@ -70,11 +52,27 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
           destination_last4: request.destination_last4,
           balance_transaction: transactionId,
           arrival_date: new Date(Date.now() + 2 * deps.payoutRailStepMs),
+          affiliate: { payout_id: request.payout_id, merchant_id: request.merchant_id, funded_by: account.id },
         });
-        await linkAffiliatePayout(tx, id, {
-          affiliate_payout_id: request.payout_id,
-          merchant_id: request.merchant_id,
-          funded_by: account.id,
+        await postMovement(tx, account.livemode, id, transferMovement(account.id, affiliate, amount, currency), {
+          id: newId('txn'),
+          holder: account.id,
+          type: 'transfer',
+          amount: -amount,
+          fee: 0,
+          status: 'available',
+          available_on: new Date(),
+          description: `Affiliate payout ${request.payout_id}`,
+        });
+        await postMovement(tx, account.livemode, id, payoutMovement(affiliate, amount, currency), {
+          id: transactionId,
+          holder: affiliate,
+          type: 'payout',
+          amount: -amount,
+          fee: 0,
+          status: 'available',
+          available_on: new Date(),
+          description: `Affiliate payout ${request.payout_id}`,
         });
         return row;
       });

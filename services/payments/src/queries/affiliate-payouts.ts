@@ -14,17 +14,6 @@ export async function findByAffiliatePayout(sql: Queryable, payoutId: string) {
   return row;
 }
 
-export async function linkAffiliatePayout(
-  sql: Queryable,
-  ledgerPayoutId: string,
-  link: { affiliate_payout_id: string; merchant_id: string; funded_by: string },
-): Promise<void> {
-  await sql`
-    update payment_payouts set affiliate_payout_id = ${link.affiliate_payout_id}, merchant_id = ${link.merchant_id},
-      funded_by = ${link.funded_by}
-    where id = ${ledgerPayoutId}`;
-}
-
 /** Settled ledger payouts of affiliate payouts whose outcome the commissions service has not acknowledged. */
 export function unreportedPayouts(sql: Sql, limit: number) {
   return sql<(PayoutRow & { affiliate_payout_id: string; merchant_id: string })[]>`

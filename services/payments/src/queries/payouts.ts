@@ -36,13 +36,18 @@ export async function insertPayout(
     | 'destination_last4'
     | 'balance_transaction'
     | 'arrival_date'
-  > & { amount: number },
+  > & {
+    amount: number;
+    /** An affiliate payout (method platform): which, for which merchant, funded by which connected account. */
+    affiliate?: { payout_id: string; merchant_id: string; funded_by: string };
+  },
 ): Promise<PayoutRow> {
   const [row] = await sql<PayoutRow[]>`
     insert into payment_payouts (id, livemode, holder, amount, currency, status, description, metadata,
-      destination_last4, balance_transaction, arrival_date)
+      destination_last4, balance_transaction, arrival_date, affiliate_payout_id, merchant_id, funded_by)
     values (${p.id}, ${p.livemode}, ${p.holder}, ${p.amount}, ${p.currency}, 'pending', ${p.description},
-      ${sql.json(p.metadata)}, ${p.destination_last4}, ${p.balance_transaction}, ${p.arrival_date})
+      ${sql.json(p.metadata)}, ${p.destination_last4}, ${p.balance_transaction}, ${p.arrival_date},
+      ${p.affiliate?.payout_id ?? null}, ${p.affiliate?.merchant_id ?? null}, ${p.affiliate?.funded_by ?? null})
     returning *`;
   return row!;
 }
