@@ -146,6 +146,18 @@ t.test('refusals in Stripe\u2019s shape, with Stripe\u2019s statuses', async (t)
       },
     },
   });
+  const json = await fetch(`${stack.platform.baseUrl}/v1/payment_intents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.testKey.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ amount: 100, currency: 'usd' }),
+  });
+  t.equal(json.status, 400);
+  t.same(await json.json(), {
+    error: {
+      type: 'invalid_request_error',
+      message: 'Invalid request: the body must be form-encoded (application/x-www-form-urlencoded), not JSON.',
+    },
+  });
   t.same(await call(stack, 'GET', '/v1/charges'), {
     status: 404,
     body: { error: { type: 'invalid_request_error', message: 'Unrecognized request URL (GET: /v1/charges).' } },

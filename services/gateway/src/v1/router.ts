@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../config.ts';
 import type { RateDecision } from '../rate-limit.ts';
 import type { Requester } from '../requester.ts';
 import { sendStripeError } from './errors.ts';
+import { drainBody } from '../body-guard.ts';
 import { FormError, parseForm } from './form.ts';
 import { createOnboardingRoutes } from './onboarding.ts';
 import { buildPaymentsOpenApi } from './openapi.ts';
@@ -113,6 +114,13 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
         }
       };
       if (op.method === 'get') return decode(queryText(req));
+      if (req.is(['application/json', 'application/*+json']))
+        return drainBody(req, () =>
+          sendStripeError(res, 400, {
+            type: 'invalid_request_error',
+            message: 'Invalid request: the body must be form-encoded (application/x-www-form-urlencoded), not JSON.',
+          }),
+        );
       formText(req, res, (err?: unknown) => (err ? bodyRefused(res, err, next) : decode(bodyText(req))));
     };
   for (const op of paymentsOperations) {
