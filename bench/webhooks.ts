@@ -5,7 +5,8 @@ import { connectDatabase, type Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import { OUTBOX_RELAY_INTERVAL_DEFAULT_MS } from '@platform/shared/config';
 import { createLogger } from '@platform/shared/log';
-import { enqueueEvents, outboxCommitted, startOutboxRelay } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
+import { startOutboxRelay } from '@platform/shared/outbox-relay';
 import { generateWebhookSecret, webhookHeaders } from '@platform/shared/webhooks';
 import { createKey, createMerchant } from '../scripts/admin/commands.ts';
 import {

@@ -8,7 +8,8 @@ import { connectNats, ensureDurableConsumer, ensureStreams } from './nats.ts';
 import { serveOperations, type Operation } from './operation.ts';
 import { startOpsServer } from './ops-server.ts';
 import { databaseGauge } from './database-gauge.ts';
-import { oldestUnpublishedAgeSeconds, startOutboxPurge, startOutboxRelay, type OutboxRelay } from './outbox.ts';
+import { oldestUnpublishedAgeSeconds, startOutboxPurge } from './outbox.ts';
+import { startOutboxRelay, type OutboxRelay } from './outbox-relay.ts';
 import { trackReadiness } from './readiness.ts';
 import { startTopology, type OwnedConsumer, type Topology } from './topology.ts';
 

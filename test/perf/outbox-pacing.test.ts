@@ -1,7 +1,8 @@
 import t from 'tap';
 import { streamName } from '@platform/shared/catalogue';
 import { newId } from '@platform/shared/ids';
-import { enqueueEvents, outboxCommitted, startOutboxRelay } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
+import { startOutboxRelay } from '@platform/shared/outbox-relay';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { captureLogger, createTestDatabase, createTestNats, eventually, sleep } from '../helpers/platform.ts';
 import { readStream } from '../helpers/stream.ts';
