@@ -121,7 +121,8 @@ export function serveOperations(opts: {
     }
     // The caller's trace continues here (its producer span's context in the headers), when tracing is on.
     const traced = startConsumerSpan(`process ${msg.subject}`, msg.subject, msg.headers);
-    traced?.span.setAttributes({ 'merchant.id': request.merchant_id, 'rpc.method': op.spec.operationId });
+    if (traced?.span.isRecording())
+      traced.span.setAttributes({ 'merchant.id': request.merchant_id, 'rpc.method': op.spec.operationId });
     const reqLog = log.child({
       request_id: request.request_id,
       merchant_id: request.merchant_id,

@@ -2,6 +2,7 @@ import t from 'tap';
 import { eventBody } from '../helpers/full-stack.ts';
 import { SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { eventually } from '../helpers/platform.ts';
+import { startReceiver } from '../helpers/receiver.ts';
 import { ancestry, serverSpanOf, startTracedStack, traceSpans, type TracedStack } from '../helpers/traced-stack.ts';
 
 // Every service as its own process, tracing to the test's OTLP receiver (JSON protocol).
@@ -105,6 +106,60 @@ t.test('an affiliate.created webhook is in the trace of the request that created
     /^affiliates consumer process .*\.rpc\.affiliates\.create$/,
     /^gateway producer send .*\.rpc\.affiliates\.create$/,
     'gateway server POST /api/v1/affiliates',
+  ]);
+});
+
+t.test("a delivery's retry, attempted later by the sweeper, is in the trace of the request too", async (t) => {
+  // An endpoint that answers its first request 503 and the next 200: the second attempt is the sweeper's.
+  const failingOnce = await startReceiver(
+    t,
+    (_req, n, res) => void (n === 1 ? res.writeHead(503).end() : res.end('ok')),
+  );
+  const created = await stack.client.post('/api/v1/webhook_endpoints', {
+    url: failingOnce.url,
+    event_types: ['affiliate.created'],
+  });
+  t.equal(created.status, 201);
+  const res = await stack.client.post('/api/v1/affiliates', { email: 'retried@example.com' });
+  t.equal(res.status, 201);
+  await eventually(async () => (failingOnce.received.length >= 2 ? true : undefined), 15_000, 'the retry');
+  const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
+  const attemptsOf = (spans: ReceivedSpan[]) =>
+    spans.filter((s) => s.name === 'webhook POST' && s.attributes['webhook.endpoint.id'] === created.body.id);
+  const spans = await traceSpans(stack, server.traceId, (s) => attemptsOf(s).length >= 2, 'both attempts');
+  const attempts = attemptsOf(spans).sort(
+    (a, b) => Number(a.attributes['webhook.attempt']) - Number(b.attributes['webhook.attempt']),
+  );
+  t.same(
+    attempts.map((s) => [s.attributes['webhook.attempt'], s.attributes['http.response.status_code']]),
+    [
+      [1, 503],
+      [2, 200],
+    ],
+  );
+  t.equal(attempts[0]!.status.code, 2, 'the 503 attempt is an error');
+  for (const a of attempts)
+    t.equal(ancestry(spans, a).at(-1)!.spanId, server.spanId, 'the attempt leads back to the request');
+});
+
+t.test("a replay's hint carries the replay request's trace to the dispatcher replica that claims it", async (t) => {
+  const deliveries = await stack.client.get(`/api/v1/webhook_endpoints/${stack.endpoint.id}/deliveries`);
+  t.equal(deliveries.status, 200);
+  const delivery = (deliveries.body as { data: { id: string }[] }).data[0]!;
+  const res = await stack.client.post(`/api/v1/webhook_deliveries/${delivery.id}/replay`);
+  t.equal(res.status, 200);
+  const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
+  const claimOf = (spans: ReceivedSpan[]) =>
+    spans.find(
+      (s) => s.service === 'dispatcher' && s.kind === SPAN_KIND.consumer && /\.webhook\.attempt$/.test(s.name),
+    );
+  const spans = await traceSpans(stack, server.traceId, (s) => claimOf(s) !== undefined, 'the hint consumer span');
+  t.match(ancestry(spans, claimOf(spans)!).map(describe), [
+    /^dispatcher consumer process .*\.webhook\.attempt$/,
+    /^dispatcher producer send .*\.webhook\.attempt$/,
+    /^dispatcher consumer process .*\.rpc\.dispatcher\.replayDelivery$/,
+    /^gateway producer send .*\.rpc\.dispatcher\.replayDelivery$/,
+    'gateway server POST /api/v1/webhook_deliveries/{delivery_id}/replay',
   ]);
 });
 

@@ -7,6 +7,8 @@ import type { Logger } from '@platform/shared/log';
 import { decodeJson } from '@platform/shared/nats';
 import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
+import { tracingEnabled } from '@platform/shared/tracing/context';
+import { inConsumerBatchSpan } from '@platform/shared/tracing/nats';
 import type { AttemptEngine, ClaimSettings, ConsumerWorkerOptions } from './attempts.ts';
 import { claimDue, clearHints, lockEndpointsOf, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
 
@@ -69,8 +71,11 @@ function workHints(
   const claimBatch = async (batch: { m: JsMsg; deliveryId: string }[], reserved: number) => {
     const ids = [...new Set(batch.map((b) => b.deliveryId))];
     let claimed: ClaimedDelivery[];
+    const claim = () => claimNamed(opts.sql, opts.claim, ids, reserved);
+    // Hints published for a request carry its trace: the claim continues it (the attempts continue their message's).
+    const traced = tracingEnabled() ? batch.filter((b) => b.m.headers?.has('traceparent')).map((b) => b.m) : [];
     try {
-      claimed = await claimNamed(opts.sql, opts.claim, ids, reserved);
+      claimed = await (traced.length > 0 ? inConsumerBatchSpan('hints', traced, claim) : claim());
     } catch (err) {
       log.warn('could not claim hinted deliveries; the hints will come again', { count: ids.length, err });
       engine.start([], reserved);

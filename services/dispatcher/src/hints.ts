@@ -7,6 +7,8 @@ import type { Sql } from '@platform/shared/db';
 import type { Topology } from '@platform/shared/topology';
 import type { NewDelivery } from './queries/fan-out.ts';
 import { forgetHints } from './queries/sweep.ts';
+import { context, endWithError, trace, tracingEnabled } from '@platform/shared/tracing/context';
+import { startProducerSpan } from '@platform/shared/tracing/nats';
 
 /**
  * Publishes wake-up hints for deliveries that are due. A hint that fails to publish is not an error to surface:
@@ -33,11 +35,25 @@ export class HintPublisher {
     const js = this.js;
     if (!js || deliveries.length === 0) return [];
     const subject = webhookAttemptSubject(this.prefix);
+    // Hints published for a request (a replay, a test event) carry its trace; the sweeper's start none.
+    const active = tracingEnabled() && trace.getSpan(context.active()) ? context.active() : null;
     const results = await Promise.allSettled(
       deliveries.map((d) => {
         const hint: WebhookAttemptHint = { delivery_id: d.id };
         // Same delivery and same hinting moment: a retried publish is stored once.
-        return js.publish(subject, encodeJson(hint), { msgID: `${d.id}.${d.queuedAt.getTime()}` });
+        const msgID = `${d.id}.${d.queuedAt.getTime()}`;
+        const traced = active ? startProducerSpan(subject, active, undefined, msgID) : null;
+        if (!traced) return js.publish(subject, encodeJson(hint), { msgID });
+        return js.publish(subject, encodeJson(hint), { msgID, headers: traced.headers }).then(
+          (ack) => {
+            traced.span.end();
+            return ack;
+          },
+          (err: unknown) => {
+            endWithError(traced.span, err);
+            throw err;
+          },
+        );
       }),
     );
     const failed = deliveries.filter((_d, i) => results[i]!.status === 'rejected');

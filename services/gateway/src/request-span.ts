@@ -20,14 +20,10 @@ import {
  */
 export function traceRequest(req: Request, res: Response, requestId: string, next: NextFunction): void {
   if (!tracingEnabled()) return next();
-  const span = tracer.startSpan(
-    req.method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol },
-    },
-    ROOT_CONTEXT,
-  );
+  const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, ROOT_CONTEXT);
+  // Attributes only for a span that records them (the sampler decides on the trace id alone).
+  if (span.isRecording())
+    span.setAttributes({ 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol });
   const ctx = trace.setSpan(ROOT_CONTEXT, span);
   res.once('close', () => endRequestSpan(span, req, res));
   context.bind(ctx, req);
@@ -36,6 +32,7 @@ export function traceRequest(req: Request, res: Response, requestId: string, nex
 }
 
 function endRequestSpan(span: Span, req: Request, res: Response): void {
+  if (!span.isRecording()) return;
   // Express's template of the matched route (':id'), written as the API's paths are ('{id}').
   const route = req.route ? `${req.baseUrl}${String((req.route as { path: string }).path)}` : null;
   const template = route?.replace(/:([A-Za-z_]+)/g, '{$1}');

@@ -6,6 +6,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   type Context,
   type Link,
@@ -88,6 +89,18 @@ export function logFieldsOf(ctx?: Context): { trace_id: string; span_id: string 
 }
 
 /**
+ * The span in `ctx` when its trace is not sampled (a decision every later hop follows: the samplers offered decide
+ * by the parent, or by the trace id alike). Work under it starts no span of its own, which would cost ids and
+ * allocations to record nothing: it runs in that context, and passes it on as it is.
+ */
+export function unsampledSpanOf(ctx: Context): Span | undefined {
+  const span = trace.getSpan(ctx);
+  if (!span) return undefined;
+  const sc = span.spanContext();
+  return (sc.traceFlags & TraceFlags.SAMPLED) === 0 && isSpanContextValid(sc) ? span : undefined;
+}
+
+/**
  * Ends `span` with an error status naming the error's code or class, or the given code (never an error's message:
  * drivers put parameters there).
  */
@@ -114,8 +127,10 @@ export function inBatchSpan<T>(
   if (!enabled) return work();
   let parent = ROOT_CONTEXT;
   let links: Link[] | undefined;
-  if (parents.length === 1) parent = parents[0]!;
-  else {
+  if (parents.length === 1) {
+    parent = parents[0]!;
+    if (unsampledSpanOf(parent)) return context.with(parent, work);
+  } else {
     links = [];
     for (const p of parents) {
       const span = trace.getSpan(p);

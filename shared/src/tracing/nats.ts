@@ -8,6 +8,7 @@ import {
   trace,
   tracer,
   tracingEnabled,
+  unsampledSpanOf,
   type Context,
   type Span,
   type TraceCarrier,
@@ -48,6 +49,8 @@ const messagingAttributes = (subject: string, operation: 'send' | 'process') => 
 /**
  * A producer span for one message to `subject`, child of `parent`, with its headers set on `h` (made when absent).
  * Null, and `h` untouched, when tracing is off. The caller ends the span once the message is sent (or answered).
+ * Under a trace that is not sampled, no span is made: the parent's own (recording nothing) is answered, and its
+ * context is what the headers carry.
  */
 export function startProducerSpan(
   subject: string,
@@ -56,6 +59,11 @@ export function startProducerSpan(
   messageId?: string,
 ): { span: Span; headers: MsgHdrs } | null {
   if (!tracingEnabled()) return null;
+  const unsampled = unsampledSpanOf(parent);
+  if (unsampled) {
+    const carrier = carrierOfSpanContext(unsampled.spanContext());
+    return { span: unsampled, headers: carrier ? setTraceHeaders(h, carrier) : (h ?? natsHeaders()) };
+  }
   const span = tracer.startSpan(
     `send ${subject}`,
     {
@@ -73,7 +81,8 @@ export function startProducerSpan(
 
 /**
  * A consumer span for one received message, child of the context its headers carry; answers the span and the
- * context to run the message's work in. Null when tracing is off.
+ * context to run the message's work in. Null when tracing is off. Under a trace that is not sampled, the remote
+ * parent itself (no span is made).
  */
 export function startConsumerSpan(
   name: string,
@@ -82,6 +91,8 @@ export function startConsumerSpan(
 ): { span: Span; context: Context } | null {
   if (!tracingEnabled()) return null;
   const parent = contextOfHeaders(h);
+  const unsampled = unsampledSpanOf(parent);
+  if (unsampled) return { span: unsampled, context: parent };
   const span = tracer.startSpan(
     name,
     { kind: SpanKind.CONSUMER, attributes: messagingAttributes(subject, 'process') },
@@ -127,6 +138,6 @@ export function storedContextHeaders(
   if (!carrier) return undefined;
   const produced = startProducerSpan(subject, contextOfCarrier(carrier), undefined, messageId);
   if (!produced) return setTraceHeaders(undefined, carrier);
-  spans.push(produced.span);
+  if (produced.span.isRecording()) spans.push(produced.span);
   return produced.headers;
 }
