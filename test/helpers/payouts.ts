@@ -9,6 +9,7 @@ import {
   testClock,
 } from './commissions.ts';
 import { startPlatform, type Platform, type TestLike } from './platform.ts';
+import { startReceiver } from './receiver.ts';
 
 /**
  * Helpers for the payouts tests: the platform with the commissions service (on a settable clock), merchants whose
@@ -64,4 +65,15 @@ export async function approvedCommissions(
 
 export async function affiliate(m: PayoutMerchant, email: string) {
   return createAffiliate(m.client, { email });
+}
+
+/** A webhook receiver and the merchant's endpoint sending it the payout events; answers the receiver and the secret. */
+export async function payoutWebhooks(t: TestLike, m: PayoutMerchant) {
+  const receiver = await startReceiver(t);
+  const endpoint = await m.client.post('/api/v1/webhook_endpoints', {
+    url: receiver.url,
+    event_types: ['payout.sent', 'payout.paid', 'payout.failed'],
+  });
+  if (endpoint.status !== 201) throw new Error(`creating the endpoint answered ${endpoint.status}: ${endpoint.text}`);
+  return { receiver, secret: endpoint.body.secret as string };
 }

@@ -6,6 +6,7 @@ import {
   EXTERNAL,
   payoutFailureMovement,
   payoutMovement,
+  formatMinorUnits,
   processingFee,
   toMinorUnits,
   transferMovement,
@@ -122,4 +123,8 @@ t.test('affiliate payouts: a transfer between two balances, and decimal amounts 
   t.equal(toMinorUnits('0', 'usd'), null, 'nothing to pay');
   t.equal(toMinorUnits('-5', 'usd'), null);
   t.equal(toMinorUnits('12.3000', 'usd'), 1230, 'trailing zeros are not decimals');
+  t.equal(formatMinorUnits(6000, 'usd'), '60.00');
+  t.equal(formatMinorUnits(5, 'usd'), '0.05');
+  t.equal(formatMinorUnits(1200, 'jpy'), '1200');
+  t.equal(formatMinorUnits(1234, 'kwd'), '1.234');
 });

@@ -3,7 +3,13 @@ import { startDispatcher } from '../helpers/webhooks.ts';
 import { startReceiver, verifyWebhook } from '../helpers/receiver.ts';
 import { eventually } from '../helpers/platform.ts';
 import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
-import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
+import {
+  affiliate,
+  approvedCommissions,
+  payoutMerchant,
+  payoutWebhooks,
+  startPayoutsPlatform,
+} from '../helpers/payouts.ts';
 
 const { platform, service } = await startPayoutsPlatform(t);
 await startDispatcher(t, platform);
@@ -112,13 +118,7 @@ t.test(
   'pending → sent → paid: commissions paid, lifetime_commissions_paid raised, signed payout.sent and payout.paid',
   async (t) => {
     const m = await payoutMerchant(platform, ['tax_form_policy=none']);
-    const receiver = await startReceiver(t);
-    const endpoint = await m.client.post('/api/v1/webhook_endpoints', {
-      url: receiver.url,
-      event_types: ['payout.sent', 'payout.paid', 'payout.failed'],
-    });
-    t.equal(endpoint.status, 201);
-    const secret = endpoint.body.secret as string;
+    const { receiver, secret } = await payoutWebhooks(t, m);
     const ana = await affiliate(m, 'ana@example.com');
     const ids = await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '700.00' }, { amount: '0.15' }]);
     const eur = await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '900.00', currency: 'EUR' }]);

@@ -1,3 +1,5 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+
 /** The service's notion of the current time: every timestamp it writes and every hold-period decision use it. */
 export type Clock = () => Date;
 
@@ -9,4 +11,6 @@ export interface CommissionsDeps {
   now: Clock;
   /** ENCRYPTION_KEY then ENCRYPTION_KEYS_PREVIOUS: the payout details of the CSV export are decrypted with them. */
   vaultKeys: readonly Buffer[];
+  /** NATS and the subject prefix, for payouts with method platform; set once the service's connection is up. */
+  nats?: { nc: NatsConnection; prefix: string };
 }

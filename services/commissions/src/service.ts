@@ -17,6 +17,7 @@ import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
 import { updateCommissionOperation } from './operations/update.ts';
+import { serveSettledReports } from './engine/platform-payouts.ts';
 import { countedProcessing } from './metrics.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
 
@@ -107,7 +108,9 @@ export async function startCommissionsService(
         log: workerLog,
         pass: () => runPayoutSchedule(sql, deps.now, workerLog),
       });
-      return [consumer, reconciler, holdScheduler, payoutScheduler];
+      deps.nats = { nc, prefix: config.NATS_PREFIX };
+      const settledReports = serveSettledReports(sql, nc, config.NATS_PREFIX, deps, workerLog);
+      return [consumer, reconciler, holdScheduler, payoutScheduler, settledReports];
     },
   });
   return Object.assign(runtime, {

@@ -133,6 +133,14 @@ export function toMinorUnits(amount: string, currency: string): number | null {
   return Number.isSafeInteger(minor) && minor > 0 ? minor : null;
 }
 
+/** A minor-unit amount written as a decimal in its currency: 6000 usd → "60.00". */
+export function formatMinorUnits(amount: number, currency: string): string {
+  const digits = minorUnitDigits(currency.toUpperCase());
+  if (digits === 0) return String(amount);
+  const text = String(amount).padStart(digits + 1, '0');
+  return `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+}
+
 /** Throws unless the postings are whole, non-zero and sum to zero. */
 export function checked(movement: Movement): Movement {
   let sum = 0;

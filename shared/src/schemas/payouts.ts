@@ -22,8 +22,9 @@ const AffiliateId = (description: string) =>
     examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
   });
 
-const Method = Type.Literal('manual', {
-  description: 'paid outside the platform (a bank transfer, or a PayPal Payouts batch from the CSV export)',
+const Method = Type.Union([Type.Literal('manual'), Type.Literal('platform')], {
+  description:
+    "`manual`: paid outside the platform (a bank transfer, or a PayPal Payouts batch from the CSV export); `platform`: paid through the platform payment API from the merchant's connected account, its status then following the ledger payout (the reference)",
   examples: ['manual'],
 });
 

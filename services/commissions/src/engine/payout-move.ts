@@ -43,6 +43,7 @@ export async function applyPayoutMove(
   payoutId: string,
   body: UpdatePayoutBody,
   at: Date,
+  opts: { byLedger?: boolean } = {},
 ): Promise<{ payout: PayoutRow; changed: boolean }> {
   checkMoveFields(body);
   if (!isId('po', payoutId) || !(await findPayout(tx, merchantId, payoutId))) throw notFound('payout');
@@ -50,6 +51,12 @@ export async function applyPayoutMove(
   await lockPayoutCommissions(tx, merchantId, payoutId);
   const current = (await findPayout(tx, merchantId, payoutId, true))!;
   if (current.status === body.status) return { payout: current, changed: false };
+  // A payout sent through the platform is paid or failed by its ledger payout, not by hand.
+  if (current.method === 'platform' && (body.status === 'paid' || body.status === 'failed') && !opts.byLedger)
+    throw new ApiError(
+      'CONFLICT',
+      `A payout sent through the platform becomes ${body.status} when its ledger payout does`,
+    );
   let held = current.held_reason;
   // A form stored since the payout was held releases it now, whatever path stored it.
   if (body.status === 'sent' && held && (await hasValidTaxForm(tx, merchantId, current.affiliate_id))) held = null;
@@ -62,7 +69,7 @@ export async function applyPayoutMove(
         tx,
         merchantId,
         payoutId,
-        { status: 'sent', method: 'manual', reference: body.reference ?? null },
+        { status: 'sent', method: body.method ?? 'manual', reference: body.reference ?? null },
         at,
       );
       break;

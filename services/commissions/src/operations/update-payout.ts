@@ -2,17 +2,35 @@ import { api } from '@platform/shared/api';
 import { defineOperation } from '@platform/shared/operation';
 import { outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionsDeps } from '../deps.ts';
+import { ApiError, invalidInput } from '@platform/shared/errors';
 import { applyPayoutMove, checkMoveFields } from '../engine/payout-move.ts';
+import { sendThroughPlatform } from '../engine/platform-payouts.ts';
 import { presentPayout } from '../present.ts';
 
 /** PATCH /api/v1/payouts/{id}: one move of the payout (engine/payout-move.ts says which and what they do). */
 export const updatePayoutOperation = (deps: CommissionsDeps) =>
   defineOperation(api.updatePayout, async (ctx, { params, body }) => {
     checkMoveFields(body);
-    const { payout, changed } = await ctx.sql.begin((tx) =>
-      applyPayoutMove(tx, ctx.merchantId, params.payout_id, body, deps.now()),
-    );
+    const { payout, changed } = await (body.method === 'platform'
+      ? sendOnPlatform()
+      : ctx.sql.begin((tx) => applyPayoutMove(tx, ctx.merchantId, params.payout_id, body, deps.now())));
     if (changed && payout.status !== 'canceled') outboxCommitted(ctx.sql);
+
+    // Method platform: the ledger pays it (engine/platform-payouts.ts); its reference is the ledger payout.
+    function sendOnPlatform() {
+      if (body.reference !== undefined)
+        throw invalidInput('reference', 'is set by the platform (the ledger payout) with method platform');
+      if (!deps.nats) throw new ApiError('UNAVAILABLE', 'The service is starting; try again');
+      return sendThroughPlatform(
+        ctx.sql,
+        deps.nats.nc,
+        deps.nats.prefix,
+        deps,
+        ctx.merchantId,
+        params.payout_id,
+        ctx.requestId,
+      );
+    }
     ctx.log.info('payout updated', { payout_id: payout.id, status: payout.status, changed });
     return { outcome: 'ok', body: presentPayout(payout) };
   });

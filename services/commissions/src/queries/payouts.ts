@@ -10,7 +10,7 @@ export interface PayoutRow {
   amount: string;
   currency: string;
   status: PayoutStatus;
-  method: 'manual' | null;
+  method: 'manual' | 'platform' | null;
   reference: string | null;
   commission_ids: string[];
   period_start: Date;
@@ -198,7 +198,7 @@ export async function movePayout(
   merchantId: string,
   id: string,
   move:
-    | { status: 'sent'; method: 'manual'; reference: string | null }
+    | { status: 'sent'; method: 'manual' | 'platform'; reference: string | null }
     | { status: 'paid' }
     | { status: 'failed'; failureReason: string }
     | { status: 'canceled' },

@@ -3,7 +3,7 @@ import { newId } from '@platform/shared/ids';
 import { invalidRequest } from '@platform/shared/payments/errors';
 import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import type { PaymentsDeps } from '../deps.ts';
-import { payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
+import { formatMinorUnits, payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
 import { findByAffiliatePayout, fundingAccount } from '../queries/affiliate-payouts.ts';
 import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
 import { insertPayout } from '../queries/payouts.ts';
@@ -81,7 +81,7 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
     } catch (err) {
       if (isBalanceInsufficient(err))
         throw invalidRequest(
-          `The connected account ${account.id} does not have ${request.amount} ${request.currency} available.`,
+          `The connected account ${account.id} does not have ${formatMinorUnits(amount, currency)} ${request.currency} available.`,
           {
             code: 'balance_insufficient',
           },
