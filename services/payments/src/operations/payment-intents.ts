@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@platform/shared/ids';
-import { invalidRequest, resourceMissing, StripeError } from '@platform/shared/payments/errors';
+import { invalidRequest, resourceMissing } from '@platform/shared/payments/errors';
 import { paymentsApi } from '@platform/shared/payments/operations';
-import { capture, confirmWith, type Confirmed } from '../charge.ts';
+import { confirmation, confirmed, recordCharge } from '../charge.ts';
 import type { PaymentsDeps } from '../deps.ts';
 import { listPage } from '../list.ts';
 import { definePaymentsOperation } from '../operation.ts';
@@ -46,12 +46,6 @@ const missingPaymentMethod = () =>
     { code: 'payment_intent_unexpected_state', param: 'payment_method' },
   );
 
-/** The intent after a confirmation, or the card error (402) that carries it when the card was declined. */
-function answer(result: Confirmed) {
-  if (result.declined) throw new StripeError(402, result.declined);
-  return presentPaymentIntent(result.row);
-}
-
 export const createPaymentIntentOperation = (deps: PaymentsDeps) =>
   definePaymentsOperation(deps, paymentsApi.createPaymentIntent, async (ctx, params) => {
     const currency = checkCurrency(params.currency);
@@ -63,24 +57,35 @@ export const createPaymentIntentOperation = (deps: PaymentsDeps) =>
       });
     if (params.confirm && !params.payment_method) throw missingPaymentMethod();
     const id = newId('pi');
-    const result = await ctx.sql.begin(async (tx): Promise<Confirmed> => {
-      const row = await insertPaymentIntent(tx, {
-        id,
-        livemode: ctx.livemode,
-        account_id: ctx.account,
+    const intent = {
+      id,
+      livemode: ctx.livemode,
+      account_id: ctx.account,
+      amount: String(params.amount),
+      currency,
+      status: params.payment_method ? ('requires_confirmation' as const) : ('requires_payment_method' as const),
+      payment_method: params.payment_method ?? null,
+      capture_method: params.capture_method ?? 'automatic_async',
+      transfer_destination: destination,
+      description: params.description ?? null,
+      metadata: cleanMetadata(params.metadata),
+      client_secret: `${id}_secret_${randomBytes(18).toString('base64url')}`,
+    };
+    // A new intent confirmed at once is written once, as the processor left it, with the ledger's record.
+    const decision = params.confirm ? await confirmation(ctx, intent, params.payment_method!) : null;
+    const row = await ctx.sql.begin(async (tx) => {
+      const inserted = await insertPaymentIntent(tx, {
+        ...intent,
         amount: params.amount,
-        currency,
-        status: params.payment_method ? 'requires_confirmation' : 'requires_payment_method',
-        payment_method: params.payment_method ?? null,
-        capture_method: params.capture_method ?? 'automatic_async',
-        transfer_destination: destination,
-        description: params.description ?? null,
-        metadata: cleanMetadata(params.metadata),
-        client_secret: `${id}_secret_${randomBytes(18).toString('base64url')}`,
+        status: decision?.status ?? intent.status,
+        payment_method: decision ? decision.payment_method : intent.payment_method,
+        last_payment_error: decision?.last_payment_error ?? null,
+        amount_received: decision?.amount_received ?? 0,
       });
-      return params.confirm ? confirmWith(ctx, tx, row, params.payment_method!) : { row };
+      if (decision?.captured) await recordCharge(ctx, tx, inserted, decision.captured);
+      return inserted;
     });
-    return answer(result);
+    return confirmed(row, decision);
   });
 
 export const retrievePaymentIntentOperation = (deps: PaymentsDeps) =>
@@ -109,9 +114,12 @@ export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
       if (!CONFIRMABLE.includes(intent.status)) throw unexpectedState(intent, 'confirm', CONFIRMABLE);
       const paymentMethod = params.payment_method ?? intent.payment_method;
       if (!paymentMethod) throw missingPaymentMethod();
-      return confirmWith(ctx, tx, intent, paymentMethod);
+      const decision = await confirmation(ctx, intent, paymentMethod);
+      if (decision.captured) await recordCharge(ctx, tx, intent, decision.captured);
+      const { captured: _captured, ...change } = decision;
+      return { row: await updatePaymentIntent(tx, id, change), decision };
     });
-    return answer(result);
+    return confirmed(result.row, result.decision);
   });
 
 export const capturePaymentIntentOperation = (deps: PaymentsDeps) =>
@@ -126,9 +134,17 @@ export const capturePaymentIntentOperation = (deps: PaymentsDeps) =>
           `The amount to capture (${amount}) is greater than the amount capturable (${intent.amount}).`,
           { code: 'amount_too_large', param: 'amount_to_capture' },
         );
-      if (params.metadata)
-        await updatePaymentIntent(tx, id, { metadata: cleanMetadata({ ...intent.metadata, ...params.metadata }) });
-      return capture(ctx, tx, intent, amount);
+      const taken = await ctx.deps.processor.capture({
+        paymentMethod: intent.payment_method!,
+        amount,
+        currency: intent.currency,
+      });
+      await recordCharge(ctx, tx, intent, { amount, fundsAvailableAtOnce: taken.fundsAvailableAtOnce });
+      return updatePaymentIntent(tx, id, {
+        status: 'succeeded',
+        amount_received: amount,
+        ...(params.metadata ? { metadata: cleanMetadata({ ...intent.metadata, ...params.metadata }) } : {}),
+      });
     });
     return presentPaymentIntent(row);
   });

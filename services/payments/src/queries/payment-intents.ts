@@ -38,16 +38,17 @@ export interface PaymentIntentRow {
 
 export async function insertPaymentIntent(
   sql: Queryable,
-  p: Omit<
-    PaymentIntentRow,
-    'amount' | 'amount_received' | 'last_payment_error' | 'cancellation_reason' | 'canceled_at' | 'created_at'
-  > & { amount: number },
+  p: Omit<PaymentIntentRow, 'amount' | 'amount_received' | 'cancellation_reason' | 'canceled_at' | 'created_at'> & {
+    amount: number;
+    amount_received: number;
+  },
 ): Promise<PaymentIntentRow> {
   const [row] = await sql<PaymentIntentRow[]>`
-    insert into payment_intents (id, livemode, account_id, amount, currency, status, payment_method, capture_method,
-      transfer_destination, description, metadata, client_secret)
-    values (${p.id}, ${p.livemode}, ${p.account_id}, ${p.amount}, ${p.currency}, ${p.status}, ${p.payment_method},
-      ${p.capture_method}, ${p.transfer_destination}, ${p.description}, ${sql.json(p.metadata)}, ${p.client_secret})
+    insert into payment_intents (id, livemode, account_id, amount, amount_received, currency, status, payment_method,
+      capture_method, transfer_destination, description, metadata, last_payment_error, client_secret)
+    values (${p.id}, ${p.livemode}, ${p.account_id}, ${p.amount}, ${p.amount_received}, ${p.currency}, ${p.status},
+      ${p.payment_method}, ${p.capture_method}, ${p.transfer_destination}, ${p.description}, ${sql.json(p.metadata)},
+      ${p.last_payment_error === null ? null : sql.json(p.last_payment_error)}, ${p.client_secret})
     returning *`;
   return row!;
 }
