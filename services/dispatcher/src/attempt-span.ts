@@ -3,6 +3,7 @@ import {
   SpanStatusCode,
   tracer,
   tracingEnabled,
+  isSampled,
   type Context,
   type Span,
 } from '@platform/shared/tracing/context';
@@ -15,12 +16,12 @@ export interface AttemptTrace {
 }
 
 /**
- * The client span of one webhook POST, when tracing is on: the endpoint id, the attempt number and the receiver's
+ * The client span of one webhook POST, when tracing is on and the trace it belongs to is sampled: the endpoint id, the attempt number and the receiver's
  * host, never the URL's path or query (a receiver may put a token there), the secret, the signature or the body.
  * The request itself carries no trace header: a receiver is another party.
  */
 export function startAttemptSpan(trace: AttemptTrace | undefined, url: URL): Span | null {
-  if (!trace || !tracingEnabled()) return null;
+  if (!trace || !tracingEnabled() || !isSampled(trace.parent)) return null;
   return tracer.startSpan(
     'webhook POST',
     {

@@ -180,7 +180,7 @@ export function startAttemptEngine(opts: {
           headers,
           body: d.body,
           timeoutMs: settings.attemptTimeoutMs,
-          // With tracing on, in the trace its message was fanned out in (a trace of its own when none was kept).
+          // With tracing on, in the trace its message was fanned out in (none when that trace was not sampled).
           trace: tracingEnabled()
             ? { parent: contextOfCarrier(d.trace_context), endpointId: d.endpoint_id, attempt: d.attempt_count + 1 }
             : undefined,

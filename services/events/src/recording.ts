@@ -88,19 +88,22 @@ export function createEventRecorder(sql: Sql, attributionSql: Sql, leastInterval
     );
 }
 
+/** recordBatch in a span: the child of its first sampled request's, linked to the others' (inBatchSpan). */
+function recordTraced(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
+  const parents = new Array<Context>(batch.length);
+  for (let i = 0; i < batch.length; i++) parents[i] = batch[i]!.trace ?? ROOT_CONTEXT;
+  return inBatchSpan(
+    'record events',
+    parents,
+    () => ({ 'events.batch.size': batch.length }),
+    () => recordBatch(sql, attributionSql, batch),
+  );
+}
+
 /**
  * Records one batch; settles every request (a rejection after a request was settled is ignored by its promise).
  * Loops rather than callbacks made per batch, here and in insertGroup: see @platform/shared/unnest for why.
  */
-/** recordBatch in a span: the child of its one request's, or linked to each of its requests' (inBatchSpan). */
-function recordTraced(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
-  const parents = new Array<Context>(batch.length);
-  for (let i = 0; i < batch.length; i++) parents[i] = batch[i]!.trace ?? ROOT_CONTEXT;
-  return inBatchSpan('record events', parents, { 'events.batch.size': batch.length }, () =>
-    recordBatch(sql, attributionSql, batch),
-  );
-}
-
 async function recordBatch(sql: Sql, attributionSql: Sql, batch: Request[]): Promise<void> {
   const lookups = new Array<AttributionLookup>(batch.length);
   for (let i = 0; i < batch.length; i++) {

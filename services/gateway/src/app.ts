@@ -25,7 +25,7 @@ import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { buildDashboardOpenApi } from './dashboard/openapi.ts';
 import { createDashboardApi } from './dashboard/router.ts';
-import { traceRequest } from './request-span.ts';
+import { requestContext, traceRequest } from './request-span.ts';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
@@ -279,6 +279,7 @@ export function createApp(deps: GatewayDeps): express.Express {
           body: op.body ? (req.body ?? {}) : undefined,
         },
         Math.max(1, deadline - Date.now()),
+        requestContext(res),
       );
       switch (result.kind) {
         case 'ok':

@@ -7,6 +7,7 @@ import {
   type RpcRequest,
 } from '@platform/shared/catalogue';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
+import type { Context } from '@platform/shared/tracing/context';
 import type { Requester } from './requester.ts';
 
 export type ForwardResult =
@@ -24,10 +25,12 @@ export async function forward(
   op: ApiOperation,
   request: RpcRequest,
   timeoutMs: number,
+  /** With tracing on, the HTTP request's trace context, which the service continues. */
+  trace?: Context,
 ): Promise<ForwardResult> {
   const payload = encodeJson(request);
   if (payload.byteLength > maxPayload) return { kind: 'too_large' };
-  const answer = await requester.request(rpcSubject(prefix, op.service, op.name), payload, timeoutMs);
+  const answer = await requester.request(rpcSubject(prefix, op.service, op.name), payload, timeoutMs, trace);
   // A timeout, no responders, a closed or reconnecting connection: the service cannot answer now.
   if (answer.kind !== 'reply') return { kind: 'unavailable' };
   const reply = answer.msg;

@@ -7,16 +7,18 @@ import {
   trace,
   tracer,
   tracingEnabled,
+  type Context,
   type Span,
 } from '@platform/shared/tracing/context';
 
 /**
  * The gateway's server span of a request, when tracing is on. It starts a trace of its own: a client's
- * traceparent is not followed, so that no caller chooses what the platform samples. The rest of the request runs
- * in its context: the middleware after this one, and the listeners later added to the request and the response
- * (the body parser's, whose callbacks would otherwise run in the socket's context), so that the key lookup, the
- * rate count and the NATS request are its children. Ended when the response is done, with the route template, the
- * status and the merchant (from the key: never the key, a query or a body).
+ * traceparent is not followed, so that no caller chooses what the platform samples. The middleware after this one
+ * runs in its context (the key lookup and the rate count), and the API's operations take it from `requestContext`
+ * after the body has been read (the body parser's callbacks run in the socket's context). A sampled request's
+ * listeners are bound to it too, so that every route's later work joins its trace; binding costs an allocation per
+ * listener, which a request that records nothing is spared. Ended when the response is done, with the route
+ * template, the status and the merchant (from the key: never the key, a query or a body).
  */
 export function traceRequest(req: Request, res: Response, requestId: string, next: NextFunction): void {
   if (!tracingEnabled()) return next();
@@ -25,11 +27,14 @@ export function traceRequest(req: Request, res: Response, requestId: string, nex
   if (span.isRecording())
     span.setAttributes({ 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol });
   const ctx = trace.setSpan(ROOT_CONTEXT, span);
+  res.locals['traceContext'] = ctx;
   res.once('close', () => endRequestSpan(span, req, res));
-  context.bind(ctx, req);
-  context.bind(ctx, res);
+  if (span.isRecording()) context.bind(ctx, req);
   context.with(ctx, next);
 }
+
+/** The context of the request's server span; undefined when tracing is off. */
+export const requestContext = (res: Response): Context | undefined => res.locals['traceContext'] as Context | undefined;
 
 function endRequestSpan(span: Span, req: Request, res: Response): void {
   if (!span.isRecording()) return;

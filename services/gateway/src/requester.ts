@@ -1,6 +1,13 @@
 import type { MsgHdrs } from '@nats-io/nats-core';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { context, endWithError, type Span } from '@platform/shared/tracing/context';
+import {
+  context,
+  endWithError,
+  trace,
+  tracingEnabled,
+  type Context,
+  type Span,
+} from '@platform/shared/tracing/context';
 import { startProducerSpan } from '@platform/shared/tracing/nats';
 import { createTurnBatch } from '@platform/shared/turn-batch';
 
@@ -80,11 +87,13 @@ export function createRequester(nc: NatsConnection) {
   expiry.unref();
 
   return {
-    request(subject: string, payload: Uint8Array, timeoutMs: number): Promise<RequestOutcome> {
+    /** `parent`: the trace context to continue (the active one when not given); none without a span in it. */
+    request(subject: string, payload: Uint8Array, timeoutMs: number, parent?: Context): Promise<RequestOutcome> {
       if (nc.isClosed()) return Promise.resolve({ kind: 'closed' });
       const token = (next++).toString(36);
       // With tracing on, a producer span in the caller's context (the HTTP request's), ended with the answer.
-      const traced = startProducerSpan(subject, context.active());
+      const traceContext = tracingEnabled() ? (parent ?? context.active()) : undefined;
+      const traced = traceContext && trace.getSpan(traceContext) ? startProducerSpan(subject, traceContext) : null;
       return new Promise<RequestOutcome>((settle) => {
         pending.set(token, {
           settle: traced

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { context, endWithError } from '@platform/shared/tracing/context';
+import { context, endWithError, trace } from '@platform/shared/tracing/context';
 import { startProducerSpan } from '@platform/shared/tracing/nats';
 import type { NatsConnection } from '@nats-io/transport-node';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -78,7 +78,8 @@ export function createTrackingRoutes(deps: {
     let reply;
     const subject = trackingSubject(config.NATS_PREFIX, operation);
     // With tracing on, a producer span in the visit's request, its context in the message's headers.
-    const traced = startProducerSpan(subject, context.active());
+    const active = context.active();
+    const traced = trace.getSpan(active) ? startProducerSpan(subject, active) : null;
     try {
       reply = await nc.request(subject, encodeJson(request), {
         timeout: config.RPC_TIMEOUT_MS,

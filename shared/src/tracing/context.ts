@@ -50,11 +50,19 @@ export function carrierOfSpanContext(sc: SpanContext): TraceCarrier | null {
   return carrier;
 }
 
-/** The W3C carrier of the span in `ctx` (the active context by default); null when tracing is off or no span is. */
+/** Whether the trace of the span in `ctx` is sampled (recorded). */
+export const isSampled = (ctx: Context): boolean =>
+  ((trace.getSpanContext(ctx)?.traceFlags ?? 0) & TraceFlags.SAMPLED) !== 0;
+
+/**
+ * The W3C carrier of the span in `ctx` (the active context by default) when its trace is sampled: what an outbox
+ * row or a webhook message keeps for the hops that come later, which continue it. A trace that records nothing
+ * leaves nothing to keep (and those hops, finding none, record nothing either). Null when tracing is off.
+ */
 export function carrierOf(ctx?: Context): TraceCarrier | null {
   if (!enabled) return null;
-  const span = trace.getSpan(ctx ?? context.active());
-  return span ? carrierOfSpanContext(span.spanContext()) : null;
+  const sc = trace.getSpanContext(ctx ?? context.active());
+  return sc && sc.traceFlags & TraceFlags.SAMPLED ? carrierOfSpanContext(sc) : null;
 }
 
 /** A carrier as JSON text, as the outbox's and webhook_messages' trace_context columns take it; null without one. */
@@ -113,32 +121,36 @@ export function endWithError(span: Span, err: unknown): void {
 }
 
 /**
- * Runs `work` in a span of its own, ended when `work` settles. `parents`: the contexts of what the work serves.
- * With one, the span is its child; with several (a batch of many requests or messages), the span starts a trace
- * of its own with a link to each, so that every one of them leads to the batch. Without tracing, `work` alone.
+ * Runs `work` for what it serves (`parents`: the contexts of the requests or messages of a batch) in a span of its
+ * own, ended when `work` settles: the child of the first of them whose trace is sampled, with a link to each of the
+ * others, so that every one of them leads to the batch. When none is sampled (or none has a trace), no span is
+ * made: the work runs in the first one's context, which it passes on as it is. Without tracing, `work` alone.
  */
 export function inBatchSpan<T>(
   name: string,
   parents: readonly Context[],
-  attributes: Attributes,
+  attributes: () => Attributes,
   work: () => Promise<T>,
   kind: SpanKind = SpanKind.INTERNAL,
 ): Promise<T> {
   if (!enabled) return work();
-  let parent = ROOT_CONTEXT;
+  let parent: Context | undefined;
+  for (const p of parents) {
+    if (isSampled(p)) {
+      parent = p;
+      break;
+    }
+  }
+  if (!parent) return context.with(parents[0] ?? ROOT_CONTEXT, work);
   let links: Link[] | undefined;
-  if (parents.length === 1) {
-    parent = parents[0]!;
-    if (unsampledSpanOf(parent)) return context.with(parent, work);
-  } else {
+  if (parents.length > 1) {
     links = [];
     for (const p of parents) {
-      const span = trace.getSpan(p);
-      const sc = span?.spanContext();
+      const sc = p === parent ? undefined : trace.getSpanContext(p);
       if (sc && isSpanContextValid(sc)) links.push({ context: sc });
     }
   }
-  const span = tracer.startSpan(name, { kind, attributes, links }, parent);
+  const span = tracer.startSpan(name, { kind, attributes: attributes(), links }, parent);
   return runInSpan(span, parent, work);
 }
 

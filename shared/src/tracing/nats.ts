@@ -102,8 +102,8 @@ export function startConsumerSpan(
 }
 
 /**
- * Runs the work of a batch of received messages in a consumer span: the child of the one message's context, or,
- * for several, a span of its own linked to each message's context (context.ts inBatchSpan).
+ * Runs the work of a batch of received messages in a consumer span: the child of the first message's context whose
+ * trace is sampled, linked to the others' (context.ts inBatchSpan).
  */
 export function inConsumerBatchSpan<T>(
   name: string,
@@ -117,7 +117,7 @@ export function inConsumerBatchSpan<T>(
   return inBatchSpan(
     `process ${subject}`,
     parents,
-    { ...messagingAttributes(subject, 'process'), 'messaging.batch.message_count': messages.length },
+    () => ({ ...messagingAttributes(subject, 'process'), 'messaging.batch.message_count': messages.length }),
     work,
     SpanKind.CONSUMER,
   );
