@@ -4,6 +4,9 @@ import { eventually } from '../helpers/platform.ts';
 import { verifyWebhook } from '../helpers/receiver.ts';
 import { startDispatcher } from '../helpers/webhooks.ts';
 import { createAffiliate } from '../helpers/commissions.ts';
+import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
+import { encodeJson } from '@platform/shared/nats';
+import type { AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import { attachPayments, fundedAccount } from './setup.ts';
 
 const { platform, service } = await startPayoutsPlatform(t);
@@ -127,4 +130,36 @@ t.test('without a connected account, or without the funds, a platform payout sta
   t.same(withReference.body.error.details, [
     { path: 'reference', message: 'is set by the platform (the ledger payout) with method platform' },
   ]);
+});
+
+t.test('a ledger payout the commissions service never recorded as sent still ends its payout', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none']);
+  await fundedAccount(stack, 10_000, {}, { merchant_id: m.id });
+  const { affiliate } = await payee(m, 'fay@example.com', '000123456789');
+  const [payout] = (await m.client.post('/api/v1/payouts', {})).body.data as { id: string }[];
+  // What the commissions service asks when the payout is sent, answered, as if it then stopped before its commit.
+  const request: AffiliatePayoutRequest = {
+    request_id: 'req_lost_commit',
+    deadline: Date.now() + 5000,
+    merchant_id: m.id,
+    payout_id: payout!.id,
+    affiliate_id: affiliate.id,
+    amount: '60.00',
+    currency: 'USD',
+    destination_last4: '6789',
+  };
+  const answer = await platform.nc.request(PLATFORM_PAYOUT_SUBJECTS.pay(platform.prefix), encodeJson(request), {
+    timeout: 5000,
+  });
+  t.equal(answer.headers?.get(RPC_OUTCOME_HEADER), 'ok');
+  const paid = await eventually(
+    async () => {
+      const p = await m.client.get(`/api/v1/payouts/${payout!.id}`);
+      return p.body.status === 'paid' ? p.body : undefined;
+    },
+    15_000,
+    'the payout to be paid',
+  );
+  t.match(paid, { method: 'platform', reference: /^po_/, status: 'paid' });
+  t.ok(paid.sent_at, 'sent on the way');
 });

@@ -104,8 +104,21 @@ export function serveSettledReports(
   const answer = async (data: Uint8Array, respond: (ok: boolean) => void) => {
     const report = decodeJson<PayoutSettledRequest>(data);
     try {
-      const { changed } = await sql.begin((tx) =>
-        applyPayoutMove(
+      const { changed } = await sql.begin(async (tx) => {
+        // The ledger paid a payout this service never saw sent (it stopped between the payment service's answer and
+        // its own commit): it is sent first, as it was.
+        const current = isId('po', report.payout_id)
+          ? await findPayout(tx, report.merchant_id, report.payout_id)
+          : undefined;
+        if (current?.status === 'pending')
+          await applyPayoutMove(
+            tx,
+            report.merchant_id,
+            report.payout_id,
+            { status: 'sent', method: 'platform', reference: report.ledger_payout_id },
+            deps.now(),
+          );
+        return applyPayoutMove(
           tx,
           report.merchant_id,
           report.payout_id,
@@ -114,8 +127,8 @@ export function serveSettledReports(
             : { status: 'failed', failure_reason: report.failure_reason ?? 'payout_failed' },
           deps.now(),
           { byLedger: true },
-        ),
-      );
+        );
+      });
       if (changed) outboxCommitted(sql);
       log.info('platform payout settled', { payout_id: report.payout_id, status: report.status, changed });
       respond(true);
