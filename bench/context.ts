@@ -10,7 +10,7 @@ import type { MemoryRow, Verdict } from './report.ts';
  * the services they need on the run's database and NATS prefix and report into the same tables.
  */
 
-export const BENCH_PARTS = ['affiliates', 'events', 'webhooks', 'dashboard', 'payments'] as const;
+export const BENCH_PARTS = ['affiliates', 'events', 'webhooks', 'dashboard', 'payments', 'tracing'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 /** The services a part may start (the gateway and the affiliates service are started by run.ts). */
@@ -21,6 +21,9 @@ export interface BenchContext {
   log: (line: string) => void;
   settings: { duration: number; warmup: number; connections: number };
   databaseUrl: string;
+  /** The server's maintenance database (for a part that needs a database of its own) and the run's NATS server. */
+  adminUrl: string;
+  natsUrl: string;
   /** The bench's own connection (2 connections): set-up and bookkeeping, not load. */
   sql: Sql;
   nc: NatsConnection;

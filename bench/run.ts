@@ -47,6 +47,7 @@ import { holdRunResources } from './resources.ts';
 import { seedMerchant } from './seed.ts';
 import { runDashboard } from './dashboard.ts';
 import { runPayments } from './payments.ts';
+import { runTracing } from './tracing.ts';
 import { runWebhooks } from './webhooks.ts';
 
 /**
@@ -60,9 +61,9 @@ import { runWebhooks } from './webhooks.ts';
  * BENCH_AFFILIATES (100000), BENCH_PROFILE=1 (CPU profiles of both services, summarised at the end),
  * BENCH_WRITE_DOC=0 (leave docs/PERFORMANCE.md alone), BENCH_LOG_LEVEL (the services' LOG_LEVEL, warn),
  * BENCH_SERVICE_NODE_ARGS (extra node flags for every service, e.g. --max-semi-space-size=8),
- * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard, payments; default all five: the events, webhooks,
- * dashboard and payments scenarios run after the affiliates ones, see bench/events.ts, bench/webhooks.ts,
- * bench/dashboard.ts and bench/payments.ts for their own variables; a partial run leaves
+ * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard, payments, tracing; default all six: the events,
+ * webhooks, dashboard, payments and tracing scenarios run after the affiliates ones, see bench/events.ts,
+ * bench/webhooks.ts, bench/dashboard.ts, bench/payments.ts and bench/tracing.ts for their own variables; a partial run leaves
  * docs/PERFORMANCE.md alone unless BENCH_WRITE_DOC=1), BENCH_SERVICE_ENV (NAME=value … for the affiliates, events, commissions and
  * dispatcher services, e.g. "DATABASE_POOL_SIZE=20 CONVERSION_CONCURRENCY=8").
  */
@@ -398,6 +399,8 @@ async function main(): Promise<void> {
     log,
     settings: { duration, warmup, connections },
     databaseUrl,
+    adminUrl: infra.adminUrl,
+    natsUrl: infra.natsUrl,
     sql,
     nc,
     prefix,
@@ -423,6 +426,8 @@ async function main(): Promise<void> {
   if (only.has('webhooks')) parts.push({ title: 'Webhook delivery', result: await runWebhooks(context) });
   if (only.has('dashboard')) parts.push({ title: 'Merchant dashboard', result: await runDashboard(context) });
   if (only.has('payments')) parts.push({ title: 'Platform payment API', result: await runPayments(context) });
+  if (only.has('tracing'))
+    parts.push({ title: 'Tracing: CPU per POST /api/v1/events, off and on', result: await runTracing(context) });
   memory.stop();
 
   const memRows: MemoryRow[] = [
