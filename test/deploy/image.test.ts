@@ -90,5 +90,7 @@ t.test('the layout holds the bundles, the migrations and only the production pac
     packages.every((dir) => dir.startsWith('node_modules/')),
     'nothing from outside node_modules',
   );
-  t.ok(packages.length < 150, `${packages.length} packages`);
+  // The platform's own and the OpenTelemetry SDK's (sdk-node with its OTLP exporters, loaded only when tracing is on,
+  // brings a few dozen): a dev tool leaking in would add hundreds.
+  t.ok(packages.length < 200, `${packages.length} packages`);
 });
