@@ -13,23 +13,24 @@ import {
 
 /**
  * The gateway's server span of a request, when tracing is on. It starts a trace of its own: a client's
- * traceparent is not followed, so that no caller chooses what the platform samples. The middleware after this one
- * runs in its context (the key lookup and the rate count), and the API's operations take it from `requestContext`
- * after the body has been read (the body parser's callbacks run in the socket's context). A sampled request's
- * listeners are bound to it too, so that every route's later work joins its trace; binding costs an allocation per
- * listener, which a request that records nothing is spared. Ended when the response is done, with the route
- * template, the status and the merchant (from the key: never the key, a query or a body).
+ * traceparent is not followed, so that no caller chooses what the platform samples. The API's operations take its
+ * context from `requestContext` (the body parser's callbacks run in the socket's context) and pass it on, sampled
+ * or not. A sampled request also runs the middleware after this one in its context (the key lookup, the rate
+ * count), with its listeners bound to it so that every route's later work joins its trace; one that is not sampled
+ * is spared that (binding allocates per listener). Ended when the response is done, with the route template, the
+ * status and the merchant (from the key: never the key, a query or a body).
  */
 export function traceRequest(req: Request, res: Response, requestId: string, next: NextFunction): void {
   if (!tracingEnabled()) return next();
   const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, ROOT_CONTEXT);
-  // Attributes only for a span that records them (the sampler decides on the trace id alone).
-  if (span.isRecording())
-    span.setAttributes({ 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol });
   const ctx = trace.setSpan(ROOT_CONTEXT, span);
   res.locals['traceContext'] = ctx;
+  // A request that is not sampled only hands its context to the API's operations (they pass the decision on);
+  // nothing else under it would record anything.
+  if (!span.isRecording()) return next();
+  span.setAttributes({ 'http.request.method': req.method, 'request.id': requestId, 'url.scheme': req.protocol });
   res.once('close', () => endRequestSpan(span, req, res));
-  if (span.isRecording()) context.bind(ctx, req);
+  context.bind(ctx, req);
   context.with(ctx, next);
 }
 
@@ -37,7 +38,6 @@ export function traceRequest(req: Request, res: Response, requestId: string, nex
 export const requestContext = (res: Response): Context | undefined => res.locals['traceContext'] as Context | undefined;
 
 function endRequestSpan(span: Span, req: Request, res: Response): void {
-  if (!span.isRecording()) return;
   // Express's template of the matched route (':id'), written as the API's paths are ('{id}').
   const route = req.route ? `${req.baseUrl}${String((req.route as { path: string }).path)}` : null;
   const template = route?.replace(/:([A-Za-z_]+)/g, '{$1}');

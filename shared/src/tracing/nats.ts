@@ -81,8 +81,8 @@ export function startProducerSpan(
 
 /**
  * A consumer span for one received message, child of the context its headers carry; answers the span and the
- * context to run the message's work in. Null when tracing is off. Under a trace that is not sampled, the remote
- * parent itself (no span is made).
+ * context to run the message's work in. Null when tracing is off or the message carries no trace. Under a trace
+ * that is not sampled, the remote parent itself (no span is made).
  */
 export function startConsumerSpan(
   name: string,
@@ -91,6 +91,8 @@ export function startConsumerSpan(
 ): { span: Span; context: Context } | null {
   if (!tracingEnabled()) return null;
   const parent = contextOfHeaders(h);
+  // Traces start at the gateway: a message that carries none starts none here.
+  if (parent === ROOT_CONTEXT) return null;
   const unsampled = unsampledSpanOf(parent);
   if (unsampled) return { span: unsampled, context: parent };
   const span = tracer.startSpan(
