@@ -24,8 +24,8 @@ const SERVICES = ['gateway', 'events', 'commissions'] as const;
 
 /**
  * What tracing costs: POST /api/v1/events at a steady rate (BENCH_TRACING_RATE, 400 events/s, open loop) with
- * tracing off, then on at sampling ratio 0.1, then at 1.0, in the same run, BENCH_TRACING_ROUNDS (3) times in turn
- * (the figures are the rounds' sums). Each setting gets fresh gateway, events
+ * tracing off, on at sampling ratio 0.1 and at 1.0, in the same run, BENCH_TRACING_ROUNDS (3) times in turn, each
+ * round starting with the next setting (the figures are the rounds' sums). Each setting gets fresh gateway, events
  * and commissions processes (the production build) on a NATS prefix of its own and a database of this part's own
  * (so that no other part's relay takes its outbox rows); with tracing on they export OTLP/HTTP (http/protobuf, the
  * default protocol) to a sink in a process of its own (bench/otlp-sink.ts), the sampler parentbased_traceidratio.
@@ -70,7 +70,11 @@ export async function runTracing(ctx: BenchContext): Promise<PartResult> {
       cpu: Object.fromEntries(SERVICES.map((s) => [s, 0])) as Record<(typeof SERVICES)[number], number>,
     }));
     for (let round = 1; round <= rounds; round++) {
-      for (const [i, setting] of settingsToRun.entries()) {
+      // Each round starts with another setting: what drifts within a round (tables growing, the machine's load)
+      // falls on each setting alike.
+      for (let k = 0; k < settingsToRun.length; k++) {
+        const i = (k + round - 1) % settingsToRun.length;
+        const setting = settingsToRun[i]!;
         const r = results[i]!;
         const prefix = `${ctx.prefix}tr${round}${i}`;
         const services = await startServices(ctx, databaseUrl, prefix, setting.env);
@@ -79,7 +83,7 @@ export async function runTracing(ctx: BenchContext): Promise<PartResult> {
           log(`${setting.label}, round ${round}: warm-up ${settings.warmup} s at ${rate} events/s`);
           await openLoop(target, { connections: settings.connections, duration: settings.warmup, rate });
           await drainEvents(log, counts);
-          if (round === 1 && i === 0) await analyzeConversionTables(sql);
+          if (round === 1 && k === 0) await analyzeConversionTables(sql);
           const meter = cpuMeter(services.children);
           const exportsBefore = await sink.stats();
           const before = meter.snapshot();
