@@ -69,6 +69,17 @@ export function defineOperation<O extends ApiOperation>(
   };
 }
 
+/** The answer sent in place of a reply that could not be sent: small enough to fit any server's max_payload. */
+const UNSENDABLE_REPLY = encodeJson({
+  code: 'INTERNAL',
+  message: 'Something went wrong on our side',
+} satisfies RpcError);
+const errorHeaders = () => {
+  const h = headers();
+  h.set(RPC_OUTCOME_HEADER, 'error' satisfies RpcOutcome);
+  return h;
+};
+
 /**
  * Answers the gateway's requests for a service's operations. All replicas join one queue group, so each request is
  * handled by one replica. `drain` stops taking new requests and waits for those in flight (SIGTERM).
@@ -97,10 +108,21 @@ export function serveOperations(opts: {
     registers: [opts.registry],
   });
 
-  // Answers completed in one turn of the event loop leave in one socket write.
+  // Answers completed in one turn of the event loop leave in one socket write. A reply that cannot be sent (larger
+  // than the server's max_payload, or the connection closed) must not throw out of here: it would skip the other
+  // answers of the turn and end the process. It is logged and becomes an INTERNAL error answer when one can be sent.
   const respondInThisTurn = createTurnBatch(
-    (answer: { msg: Msg; data: Uint8Array; headers: MsgHdrs; sent: () => void }) => {
-      answer.msg.respond(answer.data, { headers: answer.headers });
+    (answer: { msg: Msg; data: Uint8Array; headers: MsgHdrs; log: Logger; sent: () => void }) => {
+      try {
+        answer.msg.respond(answer.data, { headers: answer.headers });
+      } catch (err) {
+        answer.log.error('reply could not be sent; answering INTERNAL', { err, bytes: answer.data.length });
+        try {
+          answer.msg.respond(UNSENDABLE_REPLY, { headers: errorHeaders() });
+        } catch (again) {
+          answer.log.error('error answer could not be sent either', { err: again });
+        }
+      }
       answer.sent();
     },
   );
@@ -171,7 +193,7 @@ export function serveOperations(opts: {
           ? Buffer.from(body as string, 'utf8')
           : encodeJson(body);
     // The work counts as in flight until the answer is handed to the client (drain waits for it).
-    await new Promise<void>((sent) => respondInThisTurn({ msg, data, headers: h, sent }));
+    await new Promise<void>((sent) => respondInThisTurn({ msg, data, headers: h, log: reqLog, sent }));
   };
 
   const subscriptions: Subscription[] = opts.operations.map((op) =>
