@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { PayoutMetrics } from './metrics.ts';
 
 /** The service's notion of the current time: every timestamp it writes and every hold-period decision use it. */
 export type Clock = () => Date;
@@ -13,4 +14,6 @@ export interface CommissionsDeps {
   vaultKeys: readonly Buffer[];
   /** NATS and the subject prefix, for payouts with method platform; set once the service's connection is up. */
   nats?: { nc: NatsConnection; prefix: string };
+  /** platform_payout_mismatches_total; set with `nats`. */
+  payoutMetrics?: PayoutMetrics;
 }

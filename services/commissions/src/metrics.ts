@@ -27,3 +27,17 @@ export function countedProcessing(registry: Registry, process: Process): { strea
     };
   return { stream: via('stream'), reconciler: via('reconciler') };
 }
+
+/** Counts platform payouts found disagreeing with their ledger payouts (alert AffiliatePlatformPayoutMismatch). */
+export interface PayoutMetrics {
+  mismatch(): void;
+}
+
+export function payoutMetrics(registry: Registry): PayoutMetrics {
+  const mismatches = new Counter({
+    name: 'platform_payout_mismatches_total',
+    help: 'Platform payouts whose state disagrees with their ledger payout (a canceled payout the ledger paid, a paid one it failed, …): each needs an operator',
+    registers: [registry],
+  });
+  return { mismatch: () => mismatches.inc() };
+}

@@ -17,8 +17,9 @@ import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
 import { updateCommissionOperation } from './operations/update.ts';
-import { serveSettledReports } from './engine/platform-payouts.ts';
-import { countedProcessing } from './metrics.ts';
+import { recheckSendingPayouts } from './engine/platform-payouts.ts';
+import { serveSettledReports } from './engine/platform-settled.ts';
+import { countedProcessing, payoutMetrics } from './metrics.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
 
 /**
@@ -27,11 +28,16 @@ import { startConversionConsumer, startIntervalWorker } from './workers.ts';
  */
 const RESUME_MARGIN_MS = 15_000;
 
+/** How often a replica looks for platform payouts left sending (engine/platform-payouts.ts says for how long). */
+const SENDING_RECHECK_INTERVAL_MS = 15_000;
+
 export interface CommissionsService extends ServiceRuntime {
   /** Runs one hold-period pass now (waiting for one in progress); resolves with how many commissions it approved. */
   approveEndedHolds(): Promise<number>;
   /** Runs one pass of the monthly payout schedule now; resolves with how many payouts it created. */
   runPayoutSchedule(): Promise<number>;
+  /** Runs one pass over the platform payouts left sending now; resolves with how many it settled. */
+  recheckSendingPayouts(): Promise<number>;
 }
 
 /**
@@ -52,6 +58,7 @@ export async function startCommissionsService(
   };
   let holdScheduler: ReturnType<typeof startIntervalWorker> | undefined;
   let payoutScheduler: ReturnType<typeof startIntervalWorker> | undefined;
+  let sendingRecheck: ReturnType<typeof startIntervalWorker> | undefined;
   const runtime = await startService({
     name: 'commissions',
     config,
@@ -109,12 +116,21 @@ export async function startCommissionsService(
         pass: () => runPayoutSchedule(sql, deps.now, workerLog),
       });
       deps.nats = { nc, prefix: config.NATS_PREFIX };
+      deps.payoutMetrics = payoutMetrics(registry);
       const settledReports = serveSettledReports(sql, nc, config.NATS_PREFIX, deps, workerLog);
-      return [consumer, reconciler, holdScheduler, payoutScheduler, settledReports];
+      const sender = { sql, nc, prefix: config.NATS_PREFIX, deps, log: workerLog };
+      sendingRecheck = startIntervalWorker({
+        name: 'platform payouts left sending',
+        intervalMs: SENDING_RECHECK_INTERVAL_MS,
+        log: workerLog,
+        pass: () => recheckSendingPayouts(sender),
+      });
+      return [consumer, reconciler, holdScheduler, payoutScheduler, settledReports, sendingRecheck];
     },
   });
   return Object.assign(runtime, {
     approveEndedHolds: () => holdScheduler!.runNow(),
     runPayoutSchedule: () => payoutScheduler!.runNow(),
+    recheckSendingPayouts: () => sendingRecheck!.runNow(),
   });
 }

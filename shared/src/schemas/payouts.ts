@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Cursor, Limit, ListOf, NullableTimestamp, Timestamp } from './common.ts';
 
-export const PAYOUT_STATUSES = ['pending', 'sent', 'paid', 'failed', 'canceled'] as const;
+export const PAYOUT_STATUSES = ['pending', 'sending', 'sent', 'paid', 'failed', 'canceled'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
 /** Why a payout may not be sent yet. */
@@ -10,7 +10,8 @@ export type HeldReason = 'tax_form_required';
 const PayoutStatusSchema = Type.Union(
   PAYOUT_STATUSES.map((s) => Type.Literal(s)),
   {
-    description: 'pending → sent → paid or failed; pending → canceled',
+    description:
+      'pending → sent → paid or failed; pending → canceled. `sending`: a payout with method platform whose payment the payment service is making (pending → sending → sent); it cannot be canceled',
     examples: ['pending'],
   },
 );

@@ -31,11 +31,12 @@ export function checkMoveFields(body: UpdatePayoutBody): void {
 
 /**
  * Moves a payout in the caller's transaction: pending → sent (not while held for a tax form) or canceled, sent →
- * paid or failed. paid marks its commissions paid and adds the amount to the affiliate's totals; failed and canceled
- * release its commissions, which are approved and in no payout again. payout.sent, payout.paid and payout.failed go
- * to the outbox in the same transaction (the caller calls outboxCommitted once it committed, when `changed`). Asking
- * for the status the payout already has changes nothing (a retried request is harmless). The API and the operator
- * CLI both move payouts through here.
+ * paid or failed; `byLedger` (the payment service's answers, engine/platform-ledger.ts): pending or sending → sent,
+ * then paid or failed. paid marks its commissions paid and adds the amount to the affiliate's totals; failed and
+ * canceled release its commissions, which are approved and in no payout again. payout.sent, payout.paid and
+ * payout.failed go to the outbox in the same transaction (the caller calls outboxCommitted once it committed, when
+ * `changed`). Asking for the status the payout already has changes nothing (a retried request is harmless). The API
+ * and the operator CLI both move payouts through here.
  */
 export async function applyPayoutMove(
   tx: Queryable,
@@ -51,14 +52,21 @@ export async function applyPayoutMove(
   await lockPayoutCommissions(tx, merchantId, payoutId);
   const current = (await findPayout(tx, merchantId, payoutId, true))!;
   if (current.status === body.status) return { payout: current, changed: false };
+  // Its payment through the platform is under way: only the payment service's answer moves it.
+  if (current.status === 'sending' && !opts.byLedger)
+    throw new ApiError(
+      'CONFLICT',
+      `A sending payout cannot move to ${body.status}: its payment through the platform is under way; allowed moves from sending: sent (with method platform, which asks the payment service again)`,
+    );
   // A payout sent through the platform is paid or failed by its ledger payout, not by hand.
   if (current.method === 'platform' && (body.status === 'paid' || body.status === 'failed') && !opts.byLedger)
     throw new ApiError(
       'CONFLICT',
       `A payout sent through the platform becomes ${body.status} when its ledger payout does`,
     );
-  let held = current.held_reason;
-  // A form stored since the payout was held releases it now, whatever path stored it.
+  // The ledger paid it: a hold cannot undo that. A form stored since the payout was held releases it now, whatever
+  // path stored it.
+  let held = opts.byLedger ? null : current.held_reason;
   if (body.status === 'sent' && held && (await hasValidTaxForm(tx, merchantId, current.affiliate_id))) held = null;
   const refusal = moveRefusal(current.status, body.status, held);
   if (refusal) throw new ApiError('CONFLICT', refusal);

@@ -80,9 +80,13 @@ export function payoutHold(
   return total.greaterThanOrEqualTo(toDecimal(TAX_FORM_THRESHOLD)) ? 'tax_form_required' : null;
 }
 
-/** The moves of a payout. */
+/**
+ * The moves of a payout. `sending` (a payout with method platform whose payment is under way) becomes sent when the
+ * payment service confirms: asked again with method platform, never by hand.
+ */
 export const PAYOUT_MOVES: Readonly<Record<PayoutStatus, readonly PayoutStatus[]>> = {
   pending: ['sent', 'canceled'],
+  sending: ['sent'],
   sent: ['paid', 'failed'],
   paid: [],
   failed: [],

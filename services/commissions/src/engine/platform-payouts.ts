@@ -1,22 +1,49 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { headers } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
 import { ApiError, notFound } from '@platform/shared/errors';
-import { isId } from '@platform/shared/ids';
+import { isId, newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { outboxCommitted } from '@platform/shared/outbox';
 import { hasValidTaxForm, readPayoutDetails, type PayoutDetails } from '@platform/shared/payee';
 import type { PaymentsRpcError } from '@platform/shared/payments/errors';
-import type { AffiliatePayoutReply, AffiliatePayoutRequest, PayoutSettledRequest } from '@platform/shared/payments/rpc';
-import type { Worker } from '@platform/shared/service';
+import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import type { CommissionsDeps } from '../deps.ts';
-import { findPayout, type PayoutRow } from '../queries/payouts.ts';
-import { applyPayoutMove } from './payout-move.ts';
+import { findPayout, lockPayoutCommissions, type PayoutRow } from '../queries/payouts.ts';
+import { lockSendState, markSending, revertSending, staleSends } from '../queries/platform-sends.ts';
+import { followLedger } from './platform-ledger.ts';
 import { moveRefusal } from './payouts.ts';
 
+/** How long the payment service has to answer; it drops a request that reaches it later (its deadline). */
 const ANSWER_MS = 5000;
+/** After a request's deadline, the time it may still take the payment service to commit what it had started. */
+const IN_FLIGHT_GRACE_MS = 5000;
+/** A payout left sending this long (no answer came, or its service stopped) is asked about again in the background. */
+const SENDING_RECHECK_AFTER_MS = 60_000;
+/** Payouts the background pass asks about in one pass. */
+const RECHECK_BATCH = 20;
+
+interface PlatformSender {
+  sql: Sql;
+  nc: NatsConnection;
+  prefix: string;
+  deps: CommissionsDeps;
+  log: Logger;
+}
+
+/** One request to the payment service, claimed: the payout is `sending` and this request is its latest. */
+interface Claim {
+  merchantId: string;
+  payoutId: string;
+  affiliateId: string;
+  amount: string;
+  currency: string;
+  destinationLast4: string;
+  deadline: Date;
+  /** The deadline of the request before it, when the payout was already sending (that one may still move money). */
+  earlierDeadline: Date | null;
+}
 
 /** The last four characters of the account the affiliate is paid to (all the payments service is given of it). */
 function destinationLast4(details: PayoutDetails): string {
@@ -30,138 +57,151 @@ function destinationLast4(details: PayoutDetails): string {
 }
 
 /**
- * Sends a pending payout with method `platform`: the payments service moves its amount from the merchant's connected
- * account through the ledger to the affiliate's bank (asked by request/reply, idempotent per payout, so a retry after
- * any failure is safe), then the payout is marked sent with the ledger payout as its reference. paid or failed follow
- * when the payments service reports the ledger payout's outcome (handleSettled).
+ * Claims the payout for a request to the payment service, in one committed transaction under the payout's row lock
+ * (its commissions locked first, as every move does): a pending payout that may be sent becomes `sending` (method
+ * platform), so a cancel or a void that comes later sees it; one already sending is claimed again by this request
+ * (same destination). Answers the payout itself when there is nothing to ask: sent through the platform already, or
+ * (with `staleBefore`, the background pass) no longer sending or asked about since.
+ */
+async function claim(
+  s: PlatformSender,
+  merchantId: string,
+  payoutId: string,
+  staleBefore?: Date,
+): Promise<Claim | { payout: PayoutRow | undefined }> {
+  return s.sql.begin(async (tx) => {
+    if (!(await findPayout(tx, merchantId, payoutId))) throw notFound('payout');
+    await lockPayoutCommissions(tx, merchantId, payoutId);
+    const state = (await lockSendState(tx, merchantId, payoutId))!;
+    if (staleBefore && !(state.status === 'sending' && state.send_attempted_at! < staleBefore))
+      return { payout: undefined };
+    if (state.status === 'sent' && state.method === 'platform')
+      return { payout: await findPayout(tx, merchantId, payoutId) };
+    let last4 = state.send_destination_last4;
+    if (state.status !== 'sending') {
+      // Refused moves are refused before any money moves (a form stored since the payout was held releases it).
+      let held = state.held_reason;
+      if (held && (await hasValidTaxForm(tx, merchantId, state.affiliate_id))) held = null;
+      const refusal = moveRefusal(state.status, 'sent', held);
+      if (refusal) throw new ApiError('CONFLICT', refusal);
+      const details = await readPayoutDetails(tx, s.deps.vaultKeys, merchantId, state.affiliate_id);
+      if (!details)
+        throw new ApiError('CONFLICT', 'The affiliate has no payout details on file to be paid through the platform');
+      last4 = destinationLast4(details);
+    }
+    const deadline = new Date(Date.now() + ANSWER_MS);
+    await markSending(tx, merchantId, payoutId, { at: s.deps.now(), deadline, destinationLast4: last4! });
+    return {
+      merchantId,
+      payoutId,
+      affiliateId: state.affiliate_id,
+      amount: state.amount,
+      currency: state.currency,
+      destinationLast4: last4!,
+      deadline,
+      earlierDeadline: state.status === 'sending' ? state.send_deadline : null,
+    };
+  });
+}
+
+/**
+ * Asks the payment service to pay a claimed payout (idempotent per payout: asked again, it answers the ledger payout
+ * it made the first time) and records its answer. Made: the payout follows its ledger payout (sent). Refused for good
+ * (no connected account, not enough funds): back to pending, 409, unless another request claimed it since or an
+ * earlier one may still be under way (then it stays sending, 503, and its answer or the next one decides). No answer:
+ * it stays sending, 503; a retry of the request or the background pass asks again.
+ */
+async function ask(s: PlatformSender, c: Claim, requestId: string): Promise<{ payout: PayoutRow; changed: boolean }> {
+  const request: AffiliatePayoutRequest = {
+    request_id: requestId,
+    deadline: c.deadline.getTime(),
+    merchant_id: c.merchantId,
+    payout_id: c.payoutId,
+    affiliate_id: c.affiliateId,
+    amount: c.amount,
+    currency: c.currency,
+    destination_last4: c.destinationLast4,
+  };
+  const answer = await s.nc
+    .request(PLATFORM_PAYOUT_SUBJECTS.pay(s.prefix), encodeJson(request), { timeout: ANSWER_MS })
+    .catch(() => null);
+  if (!answer)
+    throw new ApiError('UNAVAILABLE', 'The payment service did not answer; the payout stays sending: try again');
+  if (answer.headers?.get(RPC_OUTCOME_HEADER) !== 'ok') {
+    const refused = decodeJson<PaymentsRpcError>(answer.data);
+    if (refused.status >= 500)
+      throw new ApiError('UNAVAILABLE', 'The payment service is unavailable; the payout stays sending: try again');
+    const earlierDone = !c.earlierDeadline || c.earlierDeadline.getTime() + IN_FLIGHT_GRACE_MS < Date.now();
+    const reverted =
+      earlierDone && (await s.sql.begin((tx) => revertSending(tx, c.merchantId, c.payoutId, c.deadline)));
+    if (!reverted)
+      throw new ApiError('UNAVAILABLE', 'Another request to pay the payout may still be under way; try again');
+    s.log.info('platform payout refused by the payment service; pending again', {
+      payout_id: c.payoutId,
+      code: refused.error.code,
+    });
+    throw new ApiError('CONFLICT', `The payout cannot be paid through the platform: ${refused.error.message}`);
+  }
+  const ledger = decodeJson<AffiliatePayoutReply>(answer.data);
+  const followed = await s.sql.begin((tx) =>
+    followLedger(tx, c.merchantId, c.payoutId, { id: ledger.ledger_payout_id, status: 'made' }, s.deps.now()),
+  );
+  if (followed.mismatch) {
+    s.deps.payoutMetrics?.mismatch();
+    s.log.error('a platform payout disagrees with its ledger payout', {
+      merchant_id: c.merchantId,
+      payout_id: c.payoutId,
+      ledger_payout_id: ledger.ledger_payout_id,
+      mismatch: followed.mismatch,
+    });
+    throw new ApiError('CONFLICT', `The payout was paid through the platform, but ${followed.mismatch}`);
+  }
+  if (followed.changed) outboxCommitted(s.sql);
+  return { payout: followed.payout!, changed: followed.changed };
+}
+
+/**
+ * Sends a payout with method `platform` (PATCH {status: sent, method: platform}): claimed `sending` first, then the
+ * payment service moves its amount from the merchant's connected account through the ledger to the affiliate's
+ * bank, then it is sent with the ledger payout as its reference; paid or failed follow when the payment service
+ * reports the ledger payout's outcome (platform-settled.ts). The same request on a sending payout asks again and
+ * completes it; on one sent this way it changes nothing.
  */
 export async function sendThroughPlatform(
-  sql: Sql,
-  nc: NatsConnection,
-  prefix: string,
-  deps: CommissionsDeps,
+  s: PlatformSender,
   merchantId: string,
   payoutId: string,
   requestId: string,
 ): Promise<{ payout: PayoutRow; changed: boolean }> {
   if (!isId('po', payoutId)) throw notFound('payout');
-  const current = await findPayout(sql, merchantId, payoutId);
-  if (!current) throw notFound('payout');
-  if (current.status === 'sent' && current.method === 'platform') return { payout: current, changed: false };
-  // Refused moves are refused before any money moves (a form stored since the payout was held releases it).
-  let held = current.held_reason;
-  if (held && (await hasValidTaxForm(sql, merchantId, current.affiliate_id))) held = null;
-  const refusal = moveRefusal(current.status, 'sent', held);
-  if (refusal) throw new ApiError('CONFLICT', refusal);
-  const details = await readPayoutDetails(sql, deps.vaultKeys, merchantId, current.affiliate_id);
-  if (!details)
-    throw new ApiError('CONFLICT', 'The affiliate has no payout details on file to be paid through the platform');
-  const request: AffiliatePayoutRequest = {
-    request_id: requestId,
-    deadline: Date.now() + ANSWER_MS,
-    merchant_id: merchantId,
-    payout_id: payoutId,
-    affiliate_id: current.affiliate_id,
-    amount: current.amount,
-    currency: current.currency,
-    destination_last4: destinationLast4(details),
-  };
-  const answer = await nc
-    .request(PLATFORM_PAYOUT_SUBJECTS.pay(prefix), encodeJson(request), { timeout: ANSWER_MS })
-    .catch(() => null);
-  if (!answer) throw new ApiError('UNAVAILABLE', 'The payment service did not answer; try again');
-  if (answer.headers?.get(RPC_OUTCOME_HEADER) !== 'ok') {
-    const refused = decodeJson<PaymentsRpcError>(answer.data);
-    if (refused.status >= 500) throw new ApiError('UNAVAILABLE', 'The payment service is unavailable; try again');
-    throw new ApiError('CONFLICT', `The payout cannot be paid through the platform: ${refused.error.message}`);
-  }
-  const ledger = decodeJson<AffiliatePayoutReply>(answer.data);
-  return sql.begin((tx) =>
-    applyPayoutMove(
-      tx,
-      merchantId,
-      payoutId,
-      { status: 'sent', method: 'platform', reference: ledger.ledger_payout_id },
-      deps.now(),
-    ),
-  );
+  const claimed = await claim(s, merchantId, payoutId);
+  if ('payout' in claimed) return { payout: claimed.payout!, changed: false };
+  return ask(s, claimed, requestId);
 }
 
 /**
- * Answers the payments service's reports of ledger payouts that settled: the payout moves to paid (its commissions
- * paid) or failed (its commissions approved again), with its webhook. A report for a payout already so moved changes
- * nothing and is acknowledged too; one that cannot apply (the payout is gone, or no longer sent) is acknowledged and
- * logged, since sending it again would not change that.
+ * The background pass: every payout left sending for longer than SENDING_RECHECK_AFTER_MS (its answer was lost, or
+ * the service stopped before recording it) is claimed again and the payment service asked again, which settles it
+ * as the ledger has it: sent when the money moved, pending again when it was refused. Replicas share the work (a
+ * payout claimed by one is no longer stale to the others). Answers how many it settled.
  */
-export function serveSettledReports(
-  sql: Sql,
-  nc: NatsConnection,
-  prefix: string,
-  deps: CommissionsDeps,
-  log: Logger,
-): Worker {
-  const inFlight = new Set<Promise<void>>();
-  const answer = async (data: Uint8Array, respond: (ok: boolean) => void) => {
-    const report = decodeJson<PayoutSettledRequest>(data);
+export async function recheckSendingPayouts(s: PlatformSender): Promise<number> {
+  const before = new Date(s.deps.now().getTime() - SENDING_RECHECK_AFTER_MS);
+  let settled = 0;
+  for (const { merchant_id, id } of await staleSends(s.sql, before, RECHECK_BATCH)) {
+    const claimed = await claim(s, merchant_id, id, before);
+    if ('payout' in claimed) continue;
     try {
-      const { changed } = await sql.begin(async (tx) => {
-        // The ledger paid a payout this service never saw sent (it stopped between the payment service's answer and
-        // its own commit): it is sent first, as it was.
-        const current = isId('po', report.payout_id)
-          ? await findPayout(tx, report.merchant_id, report.payout_id)
-          : undefined;
-        if (current?.status === 'pending')
-          await applyPayoutMove(
-            tx,
-            report.merchant_id,
-            report.payout_id,
-            { status: 'sent', method: 'platform', reference: report.ledger_payout_id },
-            deps.now(),
-          );
-        return applyPayoutMove(
-          tx,
-          report.merchant_id,
-          report.payout_id,
-          report.status === 'paid'
-            ? { status: 'paid' }
-            : { status: 'failed', failure_reason: report.failure_reason ?? 'payout_failed' },
-          deps.now(),
-          { byLedger: true },
-        );
+      const { payout } = await ask(s, claimed, newId('req'));
+      s.log.info('platform payout left sending settled by the background pass', {
+        payout_id: id,
+        status: payout.status,
       });
-      if (changed) outboxCommitted(sql);
-      log.info('platform payout settled', { payout_id: report.payout_id, status: report.status, changed });
-      respond(true);
+      settled++;
     } catch (err) {
-      if (err instanceof ApiError && (err.code === 'NOT_FOUND' || err.code === 'CONFLICT')) {
-        log.warn('a platform payout report does not apply', {
-          payout_id: report.payout_id,
-          status: report.status,
-          err,
-        });
-        return respond(true);
-      }
-      log.warn('a platform payout report failed; the payments service sends it again', { err });
-      respond(false);
+      if (err instanceof ApiError && err.code === 'CONFLICT') settled++;
+      else s.log.warn('platform payout still sending; asked again on a later pass', { payout_id: id, err });
     }
-  };
-  const subscription: Subscription = nc.subscribe(PLATFORM_PAYOUT_SUBJECTS.settled(prefix), {
-    queue: 'commissions',
-    callback: (err, msg) => {
-      if (err) return log.error('platform payout report subscription error', { err });
-      const work = answer(msg.data, (ok) => {
-        const h = headers();
-        h.set(RPC_OUTCOME_HEADER, ok ? 'ok' : 'error');
-        msg.respond(encodeJson({}), { headers: h });
-      }).catch((e: unknown) => log.error('platform payout report', { err: e }));
-      inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
-    },
-  });
-  return {
-    async stop() {
-      await subscription.drain().catch(() => {});
-      await Promise.all([...inFlight]);
-    },
-  };
+  }
+  return settled;
 }

@@ -14,22 +14,17 @@ export const updatePayoutOperation = (deps: CommissionsDeps) =>
     const { payout, changed } = await (body.method === 'platform'
       ? sendOnPlatform()
       : ctx.sql.begin((tx) => applyPayoutMove(tx, ctx.merchantId, params.payout_id, body, deps.now())));
-    if (changed && payout.status !== 'canceled') outboxCommitted(ctx.sql);
+    // A platform send has called outboxCommitted itself, after the commit of its last step.
+    if (changed && payout.status !== 'canceled' && body.method !== 'platform') outboxCommitted(ctx.sql);
 
-    // Method platform: the ledger pays it (engine/platform-payouts.ts); its reference is the ledger payout.
+    // Method platform: claimed `sending`, then the ledger pays it (engine/platform-payouts.ts); its reference is the
+    // ledger payout.
     function sendOnPlatform() {
       if (body.reference !== undefined)
         throw invalidInput('reference', 'is set by the platform (the ledger payout) with method platform');
       if (!deps.nats) throw new ApiError('UNAVAILABLE', 'The service is starting; try again');
-      return sendThroughPlatform(
-        ctx.sql,
-        deps.nats.nc,
-        deps.nats.prefix,
-        deps,
-        ctx.merchantId,
-        params.payout_id,
-        ctx.requestId,
-      );
+      const sender = { sql: ctx.sql, nc: deps.nats.nc, prefix: deps.nats.prefix, deps, log: ctx.log };
+      return sendThroughPlatform(sender, ctx.merchantId, params.payout_id, ctx.requestId);
     }
     ctx.log.info('payout updated', { payout_id: payout.id, status: payout.status, changed });
     return { outcome: 'ok', body: presentPayout(payout) };

@@ -82,7 +82,7 @@ export async function payoutTotalsBetween(
   const rows = await sql<{ affiliate_id: string; currency: string; total: string }[]>`
     select affiliate_id, currency, sum(amount)::text as total from payouts
     where merchant_id = ${merchantId} and affiliate_id = any(${affiliateIds}::text[])
-      and status in ('pending', 'sent', 'paid') and created_at >= ${start} and created_at < ${end}
+      and status in ('pending', 'sending', 'sent', 'paid') and created_at >= ${start} and created_at < ${end}
     group by affiliate_id, currency`;
   return new Map(rows.map((r) => [`${r.affiliate_id} ${r.currency}`, r.total]));
 }
