@@ -143,16 +143,16 @@ export function outboxEnvelope(sql: Queryable) {
 }
 
 /**
- * Deletes up to `limit` outbox rows published more than `retentionDays` ago that both reconcilers have passed: the
- * dispatcher's (webhook_fanout_watermark, every row) and the commissions service's (conversion_reconcile_watermark,
- * conversion.recorded rows). A reconciler that is not running holds its watermark, and with it the rows it has yet to
- * check. Oldest first; rows another replica is deleting are skipped.
+ * Deletes up to `limit` outbox rows published (or set aside: never publishable) more than `retentionDays` ago that
+ * both reconcilers have passed: the dispatcher's (webhook_fanout_watermark, every row) and the commissions service's
+ * (conversion_reconcile_watermark, conversion.recorded rows). A reconciler that is not running holds its watermark,
+ * and with it the rows it has yet to check. Oldest first; rows another replica is deleting are skipped.
  */
 export async function pruneOutbox(sql: Sql, retentionDays: number, limit: number): Promise<number> {
   const deleted = await sql`
     delete from outbox where seq in (
       select seq from outbox
-      where published_at < now() - ${retentionDays} * interval '1 day'
+      where coalesce(published_at, set_aside_at) < now() - ${retentionDays} * interval '1 day'
         and seq <= (select seq from webhook_fanout_watermark)
         and seq <= (select seq from conversion_reconcile_watermark)
       order by seq
@@ -172,9 +172,13 @@ export function startOutboxPurge(sql: Sql, log: Logger, retentionDays: number): 
   });
 }
 
-/** Seconds since the oldest outbox row still unpublished was written (0 when none): the relay's, or JetStream's, stall. */
+/**
+ * Seconds since the oldest outbox row still unpublished was written (0 when none): the relay's, or JetStream's,
+ * stall. A row set aside (it can never be published: outbox_set_aside_total counts those) is not waiting.
+ */
 export async function oldestUnpublishedAgeSeconds(sql: Sql): Promise<number> {
   const [row] = await sql<{ age: number }[]>`
-    select coalesce(extract(epoch from now() - (select created_at from outbox where published_at is null order by seq limit 1)), 0)::float8 as age`;
+    select coalesce(extract(epoch from now() - (
+      select created_at from outbox where published_at is null and set_aside_at is null order by seq limit 1)), 0)::float8 as age`;
   return row!.age;
 }

@@ -87,6 +87,7 @@ export async function startService(opts: {
         log,
         minIntervalMs: outbox.OUTBOX_RELAY_INTERVAL_MS,
         onRefused: () => void topology.check(),
+        registry,
       })
     : null;
   const outboxPurge = outbox ? startOutboxPurge(sql, log, outbox.OUTBOX_RETENTION_DAYS) : null;
