@@ -76,7 +76,7 @@ t.test('refusals: exit 2 with the reason on stderr', async (t) => {
     ],
     [
       ['payout', 'list', m.id, '--status', 'done'],
-      'admin: --status must be one of pending, sent, paid, failed, canceled\n',
+      'admin: --status must be one of pending, sending, sent, paid, failed, canceled\n',
     ],
     [
       ['payout', 'create', m.id, '--affiliate', 'aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],

@@ -86,6 +86,7 @@ t.test('moves: pending → sent | canceled, sent → paid | failed; the refusal 
   t.same(allowed, [
     ['pending', 'sent'],
     ['pending', 'canceled'],
+    ['sending', 'sent'],
     ['sent', 'paid'],
     ['sent', 'failed'],
   ]);
@@ -99,6 +100,11 @@ t.test('moves: pending → sent | canceled, sent → paid | failed; the refusal 
     'The payout is held (tax_form_required): it can be sent once the affiliate has a valid tax form on file',
   );
   t.equal(moveRefusal('pending', 'canceled', 'tax_form_required'), null, 'a held payout can be canceled');
+  t.equal(
+    moveRefusal('sending', 'canceled', null),
+    'A sending payout cannot move to canceled; allowed moves from sending: sent',
+    'a payout whose payment through the platform is under way cannot be canceled',
+  );
   t.same(PAYOUT_MOVES.failed, []);
 });
 
