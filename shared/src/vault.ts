@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createHmacKey, decryptSecretWithAny, encryptSecret, UndecryptableSecret } from './crypto.ts';
+import { createHmacKey, decryptSecretWithAny, encryptSecret, secretPlace, UndecryptableSecret } from './crypto.ts';
 import type { Queryable } from './db.ts';
 import { newId } from './ids.ts';
 
@@ -24,8 +24,9 @@ export function maskLastFour(value: string): string {
 }
 
 /**
- * Stores a secret encrypted (AES-256-GCM under the current key, keys[0]) with what may be shown of it, in the
- * caller's transaction; answers the vault id that the referencing row keeps.
+ * Stores a secret encrypted (AES-256-GCM under the current key, keys[0], bound to its row and merchant: a ciphertext
+ * copied to another row does not decrypt) with what may be shown of it, in the caller's transaction; answers the
+ * vault id that the referencing row keeps.
  */
 export async function storeSecret(
   tx: Queryable,
@@ -34,10 +35,11 @@ export async function storeSecret(
 ): Promise<string> {
   const id = newId('vlt');
   const current = keys[0]!;
+  const ciphertext = encryptSecret(current, s.plaintext, secretPlace('vault', id, s.merchantId));
   await tx`
     insert into vault_secrets (id, merchant_id, affiliate_id, kind, key_id, ciphertext, masked)
     values (${id}, ${s.merchantId}, ${s.affiliateId}, ${s.kind}, ${vaultKeyId(current)},
-            ${encryptSecret(current, s.plaintext)}, ${tx.json(s.masked as never)})`;
+            ${ciphertext}, ${tx.json(s.masked as never)})`;
   return id;
 }
 
@@ -57,45 +59,5 @@ export async function readSecret(
   if (!row) return undefined;
   const key = keys.find((k) => vaultKeyId(k) === row.key_id);
   if (!key) throw new UndecryptableSecret();
-  return decryptSecretWithAny([key], row.ciphertext).plaintext;
-}
-
-/**
- * Moves every vault row still encrypted under an earlier key (ENCRYPTION_KEYS_PREVIOUS) to the current one, keys[0],
- * with its key_id, batch by batch; a row changed meanwhile is left to the change. Rows no configured key opens are
- * reported by id, never by value. `admin secrets re-encrypt` runs it after a key change.
- */
-export async function reEncryptVault(
-  sql: Queryable,
-  keys: readonly Buffer[],
-  batch = 500,
-): Promise<{ re_encrypted: number; already_current: number; undecryptable: string[] }> {
-  const current = vaultKeyId(keys[0]!);
-  const [counted] = await sql<{ n: number }[]>`select count(*)::int as n from vault_secrets where key_id = ${current}`;
-  const report = { re_encrypted: 0, already_current: counted!.n, undecryptable: [] as string[] };
-  let after = '';
-  for (;;) {
-    // Every merchant's rows: the key is the platform's. Each row is rewritten by id, if it is still what was read.
-    const rows = await sql<{ id: string; key_id: string; ciphertext: string }[]>`
-      select id, key_id, ciphertext from vault_secrets
-      where key_id <> ${current} and id > ${after} order by id limit ${batch}`;
-    if (rows.length === 0) return report;
-    after = rows[rows.length - 1]!.id;
-    for (const row of rows) {
-      const key = keys.find((k) => vaultKeyId(k) === row.key_id);
-      let plaintext: string;
-      try {
-        if (!key) throw new UndecryptableSecret();
-        plaintext = decryptSecretWithAny([key], row.ciphertext).plaintext;
-      } catch (err) {
-        if (!(err instanceof UndecryptableSecret)) throw err;
-        report.undecryptable.push(row.id);
-        continue;
-      }
-      const updated = await sql`
-        update vault_secrets set key_id = ${current}, ciphertext = ${encryptSecret(keys[0]!, plaintext)}
-        where id = ${row.id} and ciphertext = ${row.ciphertext}`;
-      report.re_encrypted += updated.count;
-    }
-  }
+  return decryptSecretWithAny([key], row.ciphertext, secretPlace('vault', vaultId, merchantId)).plaintext;
 }

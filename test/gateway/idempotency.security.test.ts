@@ -71,7 +71,7 @@ t.test(
     const first = await bob.client.post('/api/v1/affiliates', { email: 'stored@example.com' }, withKey('stored'));
     const [row] = await platform.sql<{ headers: Record<string, string>; body: Buffer; owner: string }[]>`
     select headers, body, owner from idempotency_keys where key = 'stored'`;
-    t.match(row!.body.toString(), /^v1:[\w-]+:[\w-]+:[\w-]+$/, 'AES-GCM, as every secret at rest');
+    t.match(row!.body.toString(), /^v2:[\w-]+:[\w-]+:[\w-]+$/, 'AES-GCM, as every secret at rest');
     t.notMatch(row!.body.toString(), /stored@example\.com/, 'not the answer in clear');
     t.notMatch(row!.body.toString('base64'), new RegExp(Buffer.from(first.text).toString('base64').slice(0, 20)));
     t.same(Object.keys(row!.headers), ['content-type'], 'only the header the operation set');

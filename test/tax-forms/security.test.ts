@@ -91,7 +91,7 @@ t.test(
       ['tin', 'payout_details'],
     );
     for (const v of vault) {
-      t.match(v.ciphertext, /^v1:[\w-]+:[\w-]+:[\w-]+$/);
+      t.match(v.ciphertext, /^v2:[\w-]+:[\w-]+:[\w-]+$/);
       t.match(v.key_id, /^[0-9a-f]{16}$/);
     }
   },

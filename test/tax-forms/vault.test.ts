@@ -61,6 +61,7 @@ t.test(
       re_encrypted: 3,
       already_current: 0,
       undecryptable: [],
+      changing: [],
     });
     t.notMatch(run.stdout, 'Rotate@Example.com');
     t.same(

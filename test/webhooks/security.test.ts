@@ -83,8 +83,8 @@ t.test('the secret is encrypted at rest and never appears in logs or other respo
 
   const [row] = await platform.sql<{ secret_encrypted: string; previous_secret_encrypted: string }[]>`
     select secret_encrypted, previous_secret_encrypted from webhook_endpoints where id = ${created.body.id}`;
-  t.match(row!.secret_encrypted, /^v1:/);
-  t.match(row!.previous_secret_encrypted, /^v1:/);
+  t.match(row!.secret_encrypted, /^v2:/);
+  t.match(row!.previous_secret_encrypted, /^v2:/);
   const responses = [
     await alice.client.get(`/api/v1/webhook_endpoints/${created.body.id}`),
     await alice.client.get('/api/v1/webhook_endpoints'),

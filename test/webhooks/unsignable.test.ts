@@ -93,11 +93,14 @@ t.test('admin secrets re-encrypt moves the secret under the new key; then the ol
   const env = { DATABASE_URL: platform.databaseUrl, ENCRYPTION_KEY: NEW_KEY, ENCRYPTION_KEYS_PREVIOUS: OLD_KEY };
   const run = await runAdminWithEnv(env, 'secrets', 're-encrypt');
   t.equal(run.code, 0, run.stderr);
+  const moved = (re_encrypted: number) => ({ re_encrypted, already_current: 0, undecryptable: [], changing: [] });
   t.same(run.json, {
     columns: [
-      { column: 'webhook_endpoints.secret_encrypted', re_encrypted: 1, already_current: 0, undecryptable: [] },
-      { column: 'webhook_endpoints.previous_secret_encrypted', re_encrypted: 0, already_current: 0, undecryptable: [] },
-      { column: 'vault_secrets.ciphertext', re_encrypted: 0, already_current: 0, undecryptable: [] },
+      { column: 'webhook_endpoints.secret_encrypted', ...moved(1) },
+      { column: 'webhook_endpoints.previous_secret_encrypted', ...moved(0) },
+      { column: 'vault_secrets.ciphertext', ...moved(0) },
+      { column: 'payment_accounts.bank_account_encrypted', ...moved(0) },
+      { column: 'idempotency_keys.body', ...moved(0) },
     ],
   });
   t.notOk(run.stdout.includes(endpoint.secret.slice(6)), 'the output holds no secret');
@@ -119,5 +122,5 @@ t.test('admin secrets re-encrypt moves the secret under the new key; then the ol
   );
   t.equal(unknown.code, 1, 'a key that opens nothing fails the command');
   t.same(unknown.json.columns[0].undecryptable, [endpoint.id], 'naming the row, not its value');
-  t.match(unknown.stderr, /1 secret\(s\) open with none of the configured keys/);
+  t.match(unknown.stderr, /1 secret\(s\) could not be re-encrypted/);
 });

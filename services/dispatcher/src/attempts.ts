@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
 import type { Topology } from '@platform/shared/topology';
 import type { Sql } from '@platform/shared/db';
-import { decryptSecretWithAny, UndecryptableSecret } from '@platform/shared/crypto';
+import { decryptSecretWithAny, secretPlace, UndecryptableSecret } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
@@ -66,7 +66,7 @@ export interface ConsumerWorkerOptions {
 const RECORD_BATCH = 500;
 /** Recording transactions in flight at once: a new batch does not wait for a slow one to commit. */
 const RECORDERS = 2;
-/** Decrypted endpoint secrets kept (by their encrypted form, so a rotation is a new entry, never a stale one). */
+/** Decrypted endpoint secrets kept (by endpoint and encrypted form: a rotation is a new entry, never a stale one). */
 const SECRET_CACHE_SIZE = 10_000;
 
 /**
@@ -133,12 +133,15 @@ export function startAttemptEngine(opts: {
     kick();
   };
 
-  const secret = (encrypted: string): string => {
-    let plain = secrets.get(encrypted);
+  const secret = (d: ClaimedDelivery, encrypted: string): string => {
+    // The endpoint is part of the entry: a value opens only for the endpoint it is bound to, never from the cache.
+    const cached = `${d.endpoint_id}:${d.merchant_id}:${encrypted}`;
+    let plain = secrets.get(cached);
     if (plain === undefined) {
       if (secrets.size >= SECRET_CACHE_SIZE) secrets.clear();
-      plain = decryptSecretWithAny(settings.secretKeys, encrypted).plaintext;
-      secrets.set(encrypted, plain);
+      const place = secretPlace('webhook-secret', d.endpoint_id, d.merchant_id);
+      plain = decryptSecretWithAny(settings.secretKeys, encrypted, place).plaintext;
+      secrets.set(cached, plain);
     }
     return plain;
   };
@@ -151,7 +154,12 @@ export function startAttemptEngine(opts: {
    */
   const sign = (d: ClaimedDelivery): Record<string, string> | null => {
     try {
-      const headers = webhookHeaders(signingSecrets(secret, d), d.message_id, Math.floor(Date.now() / 1000), d.body);
+      const headers = webhookHeaders(
+        signingSecrets((stored) => secret(d, stored), d),
+        d.message_id,
+        Math.floor(Date.now() / 1000),
+        d.body,
+      );
       unsignable.delete(d.endpoint_id);
       return headers;
     } catch (err) {

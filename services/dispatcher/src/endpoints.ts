@@ -1,5 +1,5 @@
 import { DOMAIN_EVENT_TYPES, type DomainEventType } from '@platform/shared/catalogue';
-import { encryptSecret } from '@platform/shared/crypto';
+import { encryptSecret, secretPlace } from '@platform/shared/crypto';
 import type { Queryable, Sql } from '@platform/shared/db';
 import { invalidInput, notFound } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
@@ -65,15 +65,16 @@ export async function createEndpoint(
 ): Promise<WebhookEndpoint & { secret: string }> {
   const url = await checkUrl(body.url, deps);
   const secret = generateWebhookSecret();
+  const id = newId('we');
   const row = await insertEndpoint(sql, {
-    id: newId('we'),
+    id,
     merchantId,
     url,
     description: body.description ?? '',
     eventTypes: body.event_types ?? [...DOMAIN_EVENT_TYPES],
     enabled: body.enabled ?? true,
     failureThreshold: body.failure_threshold ?? WEBHOOK_DEFAULT_FAILURE_THRESHOLD,
-    secretEncrypted: encryptSecret(deps.masterKey, secret),
+    secretEncrypted: encryptSecret(deps.masterKey, secret, secretPlace('webhook-secret', id, merchantId)),
   });
   return { ...presentEndpoint(row), secret };
 }
@@ -117,7 +118,8 @@ export async function rotateSecret(
     sql,
     merchantId,
     id,
-    encryptSecret(deps.masterKey, secret),
+    // Bound to the endpoint, not to the column: the rotation moves the current value to previous_secret_encrypted.
+    encryptSecret(deps.masterKey, secret, secretPlace('webhook-secret', id, merchantId)),
     WEBHOOK_SECRET_ROTATION_GRACE_MS,
   );
   if (!row) throw notFound('webhook endpoint');
@@ -126,7 +128,8 @@ export async function rotateSecret(
 
 /**
  * The secrets that sign now: the current one, and the previous one while its grace period lasts. `decrypt` opens a
- * stored secret (decryptSecretWithAny, through the attempt engine's cache); it throws UndecryptableSecret.
+ * stored secret of the row's endpoint (decryptSecretWithAny, through the attempt engine's cache); it throws
+ * UndecryptableSecret.
  */
 export function signingSecrets(
   decrypt: (stored: string) => string,

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
 import { hashBody } from '@platform/shared/body-hash';
-import { decryptSecretWithAny, encryptSecret } from '@platform/shared/crypto';
+import { decryptSecretWithAny, encryptSecret, secretPlace } from '@platform/shared/crypto';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { captureAnswer, replayAnswer } from './answer.ts';
@@ -57,8 +57,14 @@ export function createIdempotency(deps: {
   const { sql, log, waitMs, leaseMs, keys } = deps;
   // An answer can hold a secret shown once (a webhook signing secret, a single-use link): its body is kept
   // encrypted, as base64 of its bytes so that the replay is the same bytes whatever they are.
-  const seal = (body: Buffer) => Buffer.from(encryptSecret(keys[0]!, body.toString('base64')));
-  const unseal = (stored: Buffer) => Buffer.from(decryptSecretWithAny(keys, stored.toString()).plaintext, 'base64');
+  // Bound to its key's row (owner and key): an answer copied to another key does not decrypt.
+  const seal = (owner: string, key: string, body: Buffer) =>
+    Buffer.from(encryptSecret(keys[0]!, body.toString('base64'), secretPlace('idempotency-answer', owner, key)));
+  const unseal = (owner: string, key: string, stored: Buffer) =>
+    Buffer.from(
+      decryptSecretWithAny(keys, stored.toString(), secretPlace('idempotency-answer', owner, key)).plaintext,
+      'base64',
+    );
   // What became of the requests that carried a key: a rise of mismatches or of requests refused as in progress is a
   // client reusing keys, or a first request that keeps running.
   const outcomes = new Counter({
@@ -104,7 +110,7 @@ export function createIdempotency(deps: {
           }
           if (state.kind === 'answered') {
             counted('replayed');
-            return replayAnswer(res, { ...state.answer, body: unseal(state.answer.body) }, state.requestId);
+            return replayAnswer(res, { ...state.answer, body: unseal(owner, key, state.answer.body) }, state.requestId);
           }
           if (Date.now() + pause > giveUpAt) {
             counted('in_progress');
@@ -134,7 +140,7 @@ export function createIdempotency(deps: {
     try {
       const settled =
         answer.status <= 500
-          ? storeAnswer(sql, owner, key, requestId, { ...answer, body: seal(answer.body) })
+          ? storeAnswer(sql, owner, key, requestId, { ...answer, body: seal(owner, key, answer.body) })
           : releaseKey(sql, owner, key, requestId);
       await withinDeadline(settled, waitMs);
     } catch (err) {

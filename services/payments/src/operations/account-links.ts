@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { encryptSecret, hashApiKey } from '@platform/shared/crypto';
+import { encryptSecret, hashApiKey, secretPlace } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
 import { invalidRequest } from '@platform/shared/payments/errors';
 import { paymentsApi } from '@platform/shared/payments/operations';
@@ -103,7 +103,11 @@ export const submitOnboarding = (deps: PaymentsDeps): Handler<OnboardingRequest>
         business_name: d.business_name,
         business_url: d.business_url,
         product_description: d.product_description,
-        bank_account_encrypted: encryptSecret(deps.encryptionKey, bank),
+        bank_account_encrypted: encryptSecret(
+          deps.encryptionKey,
+          bank,
+          secretPlace('bank-account', link.account_id, String(link.livemode)),
+        ),
         bank_last4: d.account_number.slice(-4),
         bank_routing_number: d.routing_number,
         bank_holder_name: d.account_holder_name,
