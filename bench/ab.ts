@@ -105,7 +105,12 @@ async function main(): Promise<void> {
   const infra = (run.infra = await ensureInfra({ purpose: 'bench', log }));
   const databaseUrl = await ensureDatabase(infra.adminUrl, dbName);
   run.database = dbName;
-  const sql = (run.sql = connectDatabase(databaseUrl, { max: 2, applicationName: 'bench:ab' }));
+  const sql = (run.sql = connectDatabase(databaseUrl, {
+    max: 2,
+    applicationName: 'bench:ab',
+    statementTimeoutMs: 0,
+    lockTimeoutMs: 0,
+  }));
   await migrate(sql);
   // Connected for the clean-up: the services create their streams, the run deletes them.
   run.nc = await connectNats(infra.natsUrl, 'bench:ab');

@@ -179,7 +179,12 @@ async function main(): Promise<void> {
   // ---- database, bus, data --------------------------------------------------------------------------------------
   const databaseUrl = await ensureDatabase(infra.adminUrl, dbName);
   run.database = dbName;
-  const sql = (run.sql = connectDatabase(databaseUrl, { max: 2, applicationName: 'bench' }));
+  const sql = (run.sql = connectDatabase(databaseUrl, {
+    max: 2,
+    applicationName: 'bench',
+    statementTimeoutMs: 0,
+    lockTimeoutMs: 0,
+  }));
   await migrate(sql);
   const nc = (run.nc = await connectNats(infra.natsUrl, 'bench'));
   const [{ server_version: postgresVersion } = { server_version: '?' }] = await sql<

@@ -1,3 +1,4 @@
+import type { IdempotencyClaim } from './idempotent-reply.ts';
 import type { ConsumerConfig, StreamConfig } from '@nats-io/jetstream';
 import {
   AckPolicy,
@@ -57,6 +58,8 @@ export interface RpcRequest {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
+  /** The Idempotency-Key's claim this request holds, when it carries one: the service keeps its reply on it. */
+  idempotency?: IdempotencyClaim;
 }
 
 /**

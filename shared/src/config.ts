@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
+import { DATABASE_LOCK_TIMEOUT_DEFAULT_MS, DATABASE_STATEMENT_TIMEOUT_DEFAULT_MS } from './db.ts';
 import { TracingEnv } from './tracing/env.ts';
 
 /**
@@ -49,6 +50,20 @@ export const CommonEnv = {
     description: 'Postgres connection string',
   }),
   DATABASE_POOL_SIZE: Type.Integer({ default: 10, minimum: 1, maximum: 200 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({
+    default: DATABASE_STATEMENT_TIMEOUT_DEFAULT_MS,
+    minimum: 100,
+    maximum: 600_000,
+    description:
+      "Postgres statement_timeout of the process's connections: keep it below the gateway's RPC_TIMEOUT_MS, so that an operation fails (503) while its caller waits instead of running on after it (migrations have none)",
+  }),
+  DATABASE_LOCK_TIMEOUT_MS: Type.Integer({
+    default: DATABASE_LOCK_TIMEOUT_DEFAULT_MS,
+    minimum: 100,
+    maximum: 600_000,
+    description:
+      "Postgres lock_timeout of the process's connections: how long a statement waits for a row or table lock held by another transaction; below RPC_TIMEOUT_MS too",
+  }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', pattern: '^(nats|tls|ws|wss)://' }),
   NATS_PREFIX: Type.String({
     default: 'aff',

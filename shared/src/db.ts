@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { deadlineCheck } from './deadline.ts';
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -18,15 +19,24 @@ export function connectDatabase(
      * Postgres would otherwise plan afresh on every call (see the events service's attribution read).
      */
     genericPlans?: boolean;
+    /**
+     * statement_timeout and lock_timeout of every connection (0: none, for maintenance that may run long). Below the
+     * gateway's RPC_TIMEOUT_MS, so that a statement stuck behind a lock or a slow plan fails, and its operation
+     * answers 503, while the caller still waits, rather than holding locks after it gave up.
+     */
+    statementTimeoutMs?: number;
+    lockTimeoutMs?: number;
   } = {},
 ): Sql {
-  return postgres(url, {
+  const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
     connection: {
       application_name: options.applicationName ?? 'affiliate-platform',
       ...(options.synchronousCommit === false ? { synchronous_commit: 'off' } : {}),
       ...(options.genericPlans ? { plan_cache_mode: 'force_generic_plan' } : {}),
+      statement_timeout: options.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_DEFAULT_MS,
+      lock_timeout: options.lockTimeoutMs ?? DATABASE_LOCK_TIMEOUT_DEFAULT_MS,
     },
     // numeric and bigint come back as strings: money is never turned into a float by the driver.
     types: {},
@@ -41,6 +51,32 @@ export function connectDatabase(
     // second of the server, and a server that refuses connections sees at most one attempt a second per connection.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
   });
+  checkDeadlineBeforeCommit(sql);
+  return sql;
+}
+
+/** The pools' statement_timeout and lock_timeout unless told (DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS). */
+export const DATABASE_STATEMENT_TIMEOUT_DEFAULT_MS = 4000;
+export const DATABASE_LOCK_TIMEOUT_DEFAULT_MS = 2000;
+
+/**
+ * Every `sql.begin` of the pool ends with the caller's deadline check (deadline.ts) when it runs for a caller: the
+ * check is the transaction's last statement, so a transaction past its caller's deadline rolls back instead of
+ * committing after the gateway answered 503.
+ */
+function checkDeadlineBeforeCommit(sql: Sql): void {
+  type Work = (tx: TransactionSql) => unknown;
+  const begin = sql.begin.bind(sql) as (...args: unknown[]) => Promise<unknown>;
+  (sql as { begin: unknown }).begin = (...args: unknown[]) => {
+    const work = args.pop() as Work;
+    return begin(...args, async (tx: TransactionSql) => {
+      let result = await work(tx);
+      // postgres.js awaits an array of queries a transaction answers; so must the check, which comes after them.
+      if (Array.isArray(result)) result = await Promise.all(result);
+      await deadlineCheck(tx);
+      return result;
+    });
+  };
 }
 
 /** Seconds a connection attempt may take, TCP connect to ready for queries (connectDatabase). */
@@ -79,7 +115,8 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 
 /**
  * The database could not be reached or dropped the connection (the driver's connection errors, a terminated backend,
- * a server starting up or shutting down): a transient outage, not a bug, which callers answer as UNAVAILABLE.
+ * a server starting up or shutting down), or did not do the work in time (a statement or lock timeout, the caller's
+ * deadline): a transient outage, not a bug, which callers answer as UNAVAILABLE.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
@@ -97,6 +134,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     code.startsWith('08') || // connection exception
     code === '57P01' || // admin_shutdown (pg_terminate_backend)
     code === '57P02' || // crash_shutdown
-    code === '57P03' // cannot_connect_now
+    code === '57P03' || // cannot_connect_now
+    // Not done in time, and rolled back: statement_timeout, or the caller's deadline (assert_before_deadline) ...
+    code === '57014' || // query_canceled
+    code === '55P03' // ... or lock_timeout (lock_not_available)
   );
 }

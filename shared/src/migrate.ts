@@ -18,6 +18,10 @@ export async function migrate(sql: Sql): Promise<string[]> {
     const version = file.slice(0, 3);
     const text = await readFile(MIGRATIONS_DIR + file, 'utf8');
     await sql.begin(async (tx) => {
+      // A migration may rewrite a large table, and waits for the replica migrating before it: neither is bounded by
+      // the pool's statement_timeout and lock_timeout, which are for the API's work.
+      await tx`set local statement_timeout = 0`;
+      await tx`set local lock_timeout = 0`;
       await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
       await tx`create table if not exists schema_migrations (
         version text primary key,

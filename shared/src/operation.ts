@@ -11,6 +11,8 @@ import {
   type RpcRequest,
 } from './catalogue.ts';
 import { isDatabaseUnavailable, type Sql } from './db.ts';
+import { withDeadline } from './deadline.ts';
+import { keepReply } from './idempotent-reply.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { decodeJson, encodeJson } from './nats.ts';
@@ -91,6 +93,8 @@ export function serveOperations(opts: {
   operations: Operation[];
   log: Logger;
   registry: Registry;
+  /** Seals the replies kept on Idempotency-Key claims (idempotent-reply.ts). */
+  encryptionKey: Buffer;
 }): { drain(): Promise<void> } {
   const { nc, sql, prefix, log } = opts;
   const inFlight = new Set<Promise<void>>();
@@ -157,7 +161,9 @@ export function serveOperations(opts: {
     let code: string;
     try {
       const ctx = { sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog };
-      const result = await (traced ? context.with(traced.context, () => op.run(ctx, request)) : op.run(ctx, request));
+      // Its transactions roll back rather than commit past the gateway's deadline (deadline.ts).
+      const run = () => withDeadline(request.deadline, () => op.run(ctx, request));
+      const result = await (traced ? context.with(traced.context, run) : run());
       outcome = code = result.outcome;
       body = result.outcome === 'no_content' ? undefined : result.body;
       if ('contentType' in result) contentType = result.contentType;
@@ -194,6 +200,15 @@ export function serveOperations(opts: {
           : encodeJson(body);
     // The work counts as in flight until the answer is handed to the client (drain waits for it).
     await new Promise<void>((sent) => respondInThisTurn({ msg, data, headers: h, log: reqLog, sent }));
+    if (request.idempotency) {
+      const done = code !== 'INTERNAL' && code !== 'UNAVAILABLE';
+      await keepReply(
+        { sql, encryptionKey: opts.encryptionKey, log: reqLog },
+        request.idempotency,
+        request,
+        done ? { done, headers: h, data } : { done },
+      );
+    }
   };
 
   const subscriptions: Subscription[] = opts.operations.map((op) =>

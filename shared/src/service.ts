@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import type { CommonConfig, OutboxConfig, TopologyConfig } from './config.ts';
+import { encryptionKey, type CommonConfig, type OutboxConfig, type TopologyConfig } from './config.ts';
 import { connectDatabase, type Sql } from './db.ts';
 import { createLogger, type Logger } from './log.ts';
 import { migrate } from './migrate.ts';
@@ -55,7 +55,12 @@ export async function startService(opts: {
 }): Promise<ServiceRuntime> {
   const { name, config } = opts;
   const log = opts.log ?? createLogger({ service: name }, config.LOG_LEVEL);
-  const sql = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: name });
+  const sql = connectDatabase(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: name,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
+  });
   const applied = await migrate(sql);
   if (applied.length) log.info('migrations applied', { applied });
   const nc = await connectNats(config.NATS_URL, name);
@@ -106,6 +111,7 @@ export async function startService(opts: {
     operations: typeof opts.operations === 'function' ? opts.operations({ sql }) : opts.operations,
     log,
     registry,
+    encryptionKey: encryptionKey(config),
   });
   const partial = { name, sql, nc, log, registry, relay, topology, opsPort: ops.port };
   const workers = opts.workers ? await opts.workers(partial) : [];

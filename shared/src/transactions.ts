@@ -1,4 +1,5 @@
 import type { Queryable, Sql } from './db.ts';
+import { deadlineCheck } from './deadline.ts';
 
 /**
  * Transactions on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
@@ -6,6 +7,9 @@ import type { Queryable, Sql } from './db.ts';
  * socket write and a wake-up of the backend on each side, which on a busy machine costs more than the statements.
  * Postgres runs what arrives on one connection in order, so statements need not wait for one another's answers:
  * when one fails, those after it fail too and the COMMIT becomes a rollback.
+ *
+ * Each ends with the caller's deadline check right before COMMIT when it runs for a caller (deadline.ts), in the
+ * same write: a transaction past the gateway's deadline rolls back.
  */
 
 /**
@@ -48,10 +52,12 @@ export async function inTransaction<T>(
     const begun = observed(reserved`begin`.execute());
     open = true;
     const { result, last } = await work(tx, begun);
+    const checked = deadlineCheck(tx);
     const committed = reserved`commit`.execute();
     open = false;
-    const [lastSettled, commitSettled] = await Promise.allSettled([last, committed]);
+    const [lastSettled, checkSettled, commitSettled] = await Promise.allSettled([last, checked, committed]);
     if (lastSettled.status === 'rejected') throw lastSettled.reason;
+    if (checkSettled.status === 'rejected') throw checkSettled.reason;
     if (commitSettled.status === 'rejected') throw commitSettled.reason;
     return result;
   } catch (err) {
@@ -84,6 +90,8 @@ export async function inOneTrip<T extends Record<string, unknown>>(
     names = Object.keys(named);
     for (const statement of Object.values<Promise<unknown>>(named)) pending.push(observed(statement));
     await queued;
+    const checked = deadlineCheck(tx);
+    if (checked) pending.push(observed(checked));
     pending.push(reserved`commit`.execute());
   } catch (err) {
     // Building a statement threw before COMMIT was queued: end the transaction before the connection goes back.
@@ -98,7 +106,7 @@ export async function inOneTrip<T extends Record<string, unknown>>(
     if (failed) throw failed.reason;
     return answersOf<T>(
       names,
-      settled.slice(1, -1).map((s) => (s as PromiseFulfilledResult<unknown>).value),
+      settled.slice(1, 1 + names.length).map((s) => (s as PromiseFulfilledResult<unknown>).value),
     );
   } finally {
     reserved.release();

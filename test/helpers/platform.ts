@@ -51,7 +51,13 @@ export async function createTestDatabase(
   await admin.unsafe(`create database "${name}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  const sql = connectDatabase(url.toString(), { max: 5, applicationName: 'test' });
+  // The test's own pool loads data in bulk and holds locks on purpose: no statement or lock timeout.
+  const sql = connectDatabase(url.toString(), {
+    max: 5,
+    applicationName: 'test',
+    statementTimeoutMs: 0,
+    lockTimeoutMs: 0,
+  });
   if (opts.migrated !== false) await migrate(sql);
   t.teardown(
     bestEffort(`dropping database ${name}`, async () => {

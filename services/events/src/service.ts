@@ -27,6 +27,8 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     max: RECORDING_SLOTS,
     applicationName: 'events-attribution',
     genericPlans: true,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
   });
   return startService({
     name: 'events',

@@ -40,6 +40,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'gateway',
     synchronousCommit: false,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
   });
   // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
   const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });

@@ -2,7 +2,9 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { headers } from '@nats-io/nats-core';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { RPC_OUTCOME_HEADER, rpcSubject, type RpcOutcome } from '@platform/shared/catalogue';
-import { isDatabaseUnavailable } from '@platform/shared/db';
+import { isDatabaseUnavailable, type Sql } from '@platform/shared/db';
+import { withDeadline } from '@platform/shared/deadline';
+import { keepReply, type IdempotencyClaim } from '@platform/shared/idempotent-reply';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { StripeError, type PaymentsRpcError } from '@platform/shared/payments/errors';
@@ -24,6 +26,9 @@ export function servePayments(opts: {
   handlers: Handler<{ request_id: string; deadline: number }>[];
   log: Logger;
   registry: Registry;
+  /** Where replies are kept on Idempotency-Key claims, and the key that seals them (idempotent-reply.ts). */
+  sql: Sql;
+  encryptionKey: Buffer;
 }): { stop(): Promise<void> } {
   const { nc, prefix, log } = opts;
   const inFlight = new Set<Promise<void>>();
@@ -42,7 +47,7 @@ export function servePayments(opts: {
   });
 
   const answer = async (handler: Handler<{ request_id: string; deadline: number }>, msg: Msg, started: number) => {
-    let request: { request_id: string; deadline: number };
+    let request: { request_id: string; deadline: number; idempotency?: IdempotencyClaim };
     try {
       request = decodeJson(msg.data);
     } catch {
@@ -58,7 +63,8 @@ export function servePayments(opts: {
     let body: unknown;
     let code = 'ok';
     try {
-      body = await handler.run(request, reqLog);
+      // Its transactions roll back rather than commit past the gateway's deadline (shared/src/deadline.ts).
+      body = await withDeadline(request.deadline, () => handler.run(request, reqLog));
     } catch (err) {
       outcome = 'error';
       let refusal: PaymentsRpcError;
@@ -80,7 +86,17 @@ export function servePayments(opts: {
     duration.observe({ operation: handler.name, code }, (performance.now() - started) / 1000);
     const h = headers();
     h.set(RPC_OUTCOME_HEADER, outcome);
-    msg.respond(encodeJson(body), { headers: h });
+    const data = encodeJson(body);
+    msg.respond(data, { headers: h });
+    if (request.idempotency) {
+      const done = outcome === 'ok' || (body as PaymentsRpcError).status < 500;
+      await keepReply(
+        { sql: opts.sql, encryptionKey: opts.encryptionKey, log: reqLog },
+        request.idempotency,
+        request,
+        done ? { done, headers: h, data } : { done },
+      );
+    }
   };
 
   const subscriptions: Subscription[] = opts.handlers.map((handler) =>

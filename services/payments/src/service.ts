@@ -70,6 +70,8 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
           handlers,
           log: runtime.log,
           registry: runtime.registry,
+          sql: runtime.sql,
+          encryptionKey: deps.encryptionKey,
         }),
         startClock(deps, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
         startSettlementReporter(deps, runtime.nc, config.NATS_PREFIX, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),

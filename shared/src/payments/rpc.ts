@@ -1,3 +1,5 @@
+import type { IdempotencyClaim } from '../idempotent-reply.ts';
+
 /**
  * What the gateway sends the payments service ({prefix}.rpc.payments.{operation}, queue group "payments"). The mode
  * and the key come from the authenticated platform key; `account` from the Stripe-Account header. The reply carries the
@@ -15,6 +17,8 @@ export interface PaymentsRpcRequest {
   path: Record<string, string>;
   /** The query string's or the form body's parameters, decoded from bracket notation. */
   params: Record<string, unknown>;
+  /** The Idempotency-Key's claim this request holds, when it carries one: the service keeps its reply on it. */
+  idempotency?: IdempotencyClaim;
 }
 
 /**

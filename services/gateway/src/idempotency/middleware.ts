@@ -4,7 +4,9 @@ import { hashBody } from '@platform/shared/body-hash';
 import { decryptSecretWithAny, encryptSecret, secretPlace } from '@platform/shared/crypto';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
+import { openReply } from '@platform/shared/idempotent-reply';
 import { captureAnswer, replayAnswer } from './answer.ts';
+import { CLAIM, KEPT_REPLY, OUTCOME_UNKNOWN } from './kept-reply.ts';
 import { claimKey, releaseKey, storeAnswer } from './queries.ts';
 
 /** Stripe's bound on a key's length. */
@@ -42,8 +44,10 @@ export interface IdempotencyOptions {
  * headers the operation set, with `Idempotent-Replayed: true`; with another fingerprint it is refused. Requests
  * that find the key's first request still running poll its row until it is answered, for at most `waitMs` (the
  * first request answers within its own deadline, which is as long), then are refused as in progress (409, as
- * Stripe does). Stored: what the operation answered, 5xx included (Stripe replays its 500s), except 503 and other
- * 5xx that say the operation gave no answer: the key is released and a retry does the work.
+ * Stripe does). Stored: what the operation answered below 500. A 5xx is not (Stripe replays its 500s; here a retry
+ * must do the work): the key is released, except when this gateway gave up waiting for the service (503 on
+ * RPC_TIMEOUT_MS), which may still commit up to the deadline; then the claim stays until the service keeps its reply
+ * on it (replayed to the next request with the key) or gives it up, and lapses at locked_until in any case.
  */
 export function createIdempotency(deps: {
   sql: Sql;
@@ -100,8 +104,18 @@ export function createIdempotency(deps: {
             Math.max(1, giveUpAt - Date.now()),
           );
           if (state.kind === 'claimed') {
-            counted('claimed');
-            captureAnswer(res, (answer) => settle(owner, key, requestId, answer));
+            // The service keeps its reply on the claim (shared/src/idempotent-reply.ts); a reply kept for an earlier
+            // request with the key is answered by the operation in place of asking the service (kept-reply.ts).
+            res.locals[CLAIM] = { owner, key };
+            if (state.kept) {
+              counted('replayed_late');
+              res.locals[KEPT_REPLY] = {
+                headers: state.kept.headers,
+                data: openReply(keys, { owner, key }, state.kept.body),
+              };
+              res.setHeader('Idempotent-Replayed', 'true');
+            } else counted('claimed');
+            captureAnswer(res, (answer) => settle(owner, key, requestId, answer, res.locals[OUTCOME_UNKNOWN] === true));
             return next();
           }
           if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint)) {
@@ -128,18 +142,23 @@ export function createIdempotency(deps: {
     };
 
   /**
-   * Keeps the answer or gives the key up. A failure to keep it is logged and the answer still goes out: the claim
-   * then lapses at locked_until and a retry does the work again, as when the gateway stops mid-request.
+   * Keeps the answer, or gives the key up when it is a 5xx that says nothing was done (a 500 is not replayed: a
+   * retry does the work), or leaves the claim to the service when the service's outcome is not known yet (this
+   * gateway stopped waiting for it: `outcomeUnknown`): the service keeps its reply on the claim, or gives it up, and
+   * the claim lapses at locked_until in any case. A failure to keep the answer is logged and the answer still goes
+   * out: the claim then holds the service's reply, or lapses.
    */
   async function settle(
     owner: string,
     key: string,
     requestId: string,
     answer: { status: number; headers: Record<string, string | string[]>; body: Buffer },
+    outcomeUnknown: boolean,
   ): Promise<void> {
+    if (answer.status >= 500 && outcomeUnknown) return;
     try {
       const settled =
-        answer.status <= 500
+        answer.status < 500
           ? storeAnswer(sql, owner, key, requestId, { ...answer, body: seal(owner, key, answer.body) })
           : releaseKey(sql, owner, key, requestId);
       await withinDeadline(settled, waitMs);

@@ -14,13 +14,16 @@ export interface StoredAnswer {
 
 /** A key's row as the claim found it. */
 export type KeyState =
-  | { kind: 'claimed' }
+  /** `kept`: the reply the service kept on the key for a first request it answered too late (sealed). */
+  | { kind: 'claimed'; kept?: { headers: Record<string, string>; body: Buffer } }
   | { kind: 'absent' }
   | { kind: 'running'; fingerprint: Buffer }
   | { kind: 'answered'; fingerprint: Buffer; requestId: string; answer: StoredAnswer };
 
 interface KeyRow {
   claimed: boolean;
+  kept_headers: Record<string, string> | null;
+  kept_body: Buffer | null;
   fingerprint: Buffer | null;
   request_id: string | null;
   status: number | null;
@@ -29,9 +32,10 @@ interface KeyRow {
 }
 
 /**
- * Claims the key for this request in one statement: a new key, one past its lifetime (not purged yet), or one whose
- * claim was abandoned (unanswered past locked_until) for the same fingerprint. Otherwise answers the row as it
- * stands. `absent` is a row that the statement's snapshot could not see yet (a claim committed while this one
+ * Claims the key for this request in one statement: a new key, one past its lifetime (not purged yet), or, for the
+ * same fingerprint, one whose claim was abandoned (unanswered past locked_until) or whose service kept its reply
+ * there (the first request's gateway gave up on it, or stopped): that reply comes with the claim, to be answered
+ * instead of doing the work again. Otherwise answers the row as it stands. `absent` is a row that the statement's snapshot could not see yet (a claim committed while this one
  * waited on it): the caller asks again.
  */
 export async function claimKey(
@@ -45,15 +49,27 @@ export async function claimKey(
       values (${owner}, ${key}, ${fingerprint}, ${requestId}, now() + ${leaseMs} * interval '1 millisecond')
       on conflict (owner, key) do update
         set fingerprint = excluded.fingerprint, request_id = excluded.request_id, created_at = now(),
-            locked_until = excluded.locked_until, status = null, headers = null, body = null
+            locked_until = excluded.locked_until, status = null, headers = null, body = null,
+            -- A kept reply goes on with the same request's claim; a key past its lifetime starts anew.
+            reply_headers = case when k.status is null and k.created_at > now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
+                            then k.reply_headers end,
+            reply_body = case when k.status is null and k.created_at > now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
+                         then k.reply_body end
         where k.created_at <= now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
-           or (k.status is null and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
-      returning 1
+           or (k.status is null and k.fingerprint = excluded.fingerprint
+               and (k.locked_until <= now() or k.reply_headers is not null))
+      returning k.reply_headers, k.reply_body
     )
-    select exists (select 1 from claimed) as claimed, k.fingerprint, k.request_id, k.status, k.headers, k.body
+    select exists (select 1 from claimed) as claimed,
+           (select reply_headers from claimed) as kept_headers, (select reply_body from claimed) as kept_body,
+           k.fingerprint, k.request_id, k.status, k.headers, k.body
     from (select 1) as one
     left join idempotency_keys k on k.owner = ${owner} and k.key = ${key}`;
-  if (!row || row.claimed) return { kind: 'claimed' };
+  if (!row) return { kind: 'claimed' };
+  if (row.claimed)
+    return row.kept_headers && row.kept_body
+      ? { kind: 'claimed', kept: { headers: row.kept_headers, body: row.kept_body } }
+      : { kind: 'claimed' };
   if (!row.fingerprint) return { kind: 'absent' };
   if (row.status === null) return { kind: 'running', fingerprint: row.fingerprint };
   return {
@@ -80,12 +96,13 @@ export async function storeAnswer(
     durable: tx`set local synchronous_commit = on`,
     stored: tx`
       update idempotency_keys
-      set status = ${answer.status}, headers = ${sql.json(answer.headers)}, body = ${answer.body}
+      set status = ${answer.status}, headers = ${sql.json(answer.headers)}, body = ${answer.body},
+          reply_headers = null, reply_body = null
       where owner = ${owner} and key = ${key} and request_id = ${requestId}`,
   }));
 }
 
-/** Gives the key up (an answer that is not stored): the next request with it does the work. */
+/** Gives the key up (an answer that is not stored, a 5xx): the next request with it does the work. */
 export async function releaseKey(sql: Sql, owner: string, key: string, requestId: string): Promise<void> {
   await sql`
     delete from idempotency_keys

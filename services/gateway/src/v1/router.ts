@@ -11,6 +11,7 @@ import type { RateDecision } from '../rate-limit.ts';
 import type { Requester } from '../requester.ts';
 import { sendStripeError } from './errors.ts';
 import { drainBody } from '../body-guard.ts';
+import { claimOf, claimRequester } from '../idempotency/kept-reply.ts';
 import { FormError, parseForm } from './form.ts';
 import { createOnboardingRoutes } from './onboarding.ts';
 import { buildPaymentsOpenApi } from './openapi.ts';
@@ -156,10 +157,12 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
       path: req.params.id ? { id: String(req.params.id) } : {},
       params,
     };
+    const claim = claimOf(res);
+    if (claim) request.idempotency = claim;
     const payload = encodeJson(request);
     if (payload.byteLength > deps.maxPayload())
       return sendStripeError(res, 400, { type: 'invalid_request_error', message: 'The request is too large.' });
-    const answer = await deps.requester.request(
+    const answer = await claimRequester(res, deps.requester).request(
       rpcSubject(config.NATS_PREFIX, 'payments', op.name),
       payload,
       Math.max(1, deadline - Date.now()),

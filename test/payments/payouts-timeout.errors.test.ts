@@ -1,0 +1,111 @@
+import t from 'tap';
+import type Stripe from 'stripe';
+import { loadGatewayConfig } from '@platform/gateway/config';
+import { startGateway } from '@platform/gateway/service';
+import { captureLogger, eventually, startPlatform } from '../helpers/platform.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { attachPayments, fundedAccount } from './setup.ts';
+
+// POST /v1/payouts with an Idempotency-Key while another transaction holds the account's ledger balance row: the
+// gateway answers 503 at RPC_TIMEOUT_MS, and the payout must then be made once, whatever the retry with the key meets.
+// The services' statement and lock timeouts are set above the gateway's deadline here, so that the gateway gives up
+// first and the service's statement goes on once the lock is free (as it does with any lock held long enough).
+const platform = await startPlatform(t, {
+  env: { RPC_TIMEOUT_MS: '1500', DATABASE_LOCK_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000' },
+});
+const stack = await attachPayments(t, platform, { paymentsEnv: { PAYOUT_RAIL_STEP_MS: '3600000' } });
+const { sql } = platform;
+const account = await fundedAccount(stack, 10_000);
+
+/** A transaction of the test's own holding the account's balance rows, as a concurrent payout or charge would. */
+async function holdBalance() {
+  const holder = await sql.reserve();
+  await holder`begin`;
+  await holder`select amount from ledger_balances where holder = ${account.id} for update`;
+  return async () => {
+    await holder`commit`;
+    holder.release();
+  };
+}
+
+/** Resolves once the payments service's statement waits on a lock: the request reached the service. */
+const serviceWaitsOnLock = () =>
+  eventually(async () => {
+    const [row] = await sql<{ n: number }[]>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and application_name = 'payments' and wait_event_type = 'Lock'`;
+    return row!.n > 0 ? true : undefined;
+  });
+
+const payouts = async () =>
+  (await sql<{ id: string }[]>`select id from payment_payouts where holder = ${account.id} order by created_at`).map(
+    (r) => r.id,
+  );
+const available = async () =>
+  (await stack.test.balance.retrieve({}, { stripeAccount: account.id })).available[0]!.amount;
+const create = (client: Stripe, idempotencyKey: string) =>
+  client.payouts.create({ amount: 500, currency: 'usd' }, { stripeAccount: account.id, idempotencyKey });
+const statusOf = (err: unknown) => (err as { statusCode?: number }).statusCode;
+
+t.test('a 503 at the deadline means not done: the retry with the key makes the payout once', async (t) => {
+  const before = await available();
+  const release = await holdBalance();
+  const first = create(stack.test, 'po-deadline').catch((err: unknown) => err);
+  await serviceWaitsOnLock();
+  t.equal(statusOf(await first), 503, 'the gateway gave up at RPC_TIMEOUT_MS');
+  await release();
+  // The service's transaction goes on now that the row is free, and rolls back at its deadline check, before COMMIT;
+  // the service gives the key's claim up, so the retry does the work at once rather than after the claim's lease.
+  await eventually(async () =>
+    (await sql`select 1 from idempotency_keys where key = 'po-deadline'`).length === 0 ? true : undefined,
+  );
+  t.same(await payouts(), [], 'the first request made no payout');
+
+  const retried = await create(stack.test, 'po-deadline');
+  t.same(await payouts(), [retried.id], 'one payout, the one the retry answered');
+  const again = await create(stack.test, 'po-deadline');
+  t.equal(again.id, retried.id, 'a later retry replays it');
+  t.equal(again.lastResponse.headers['idempotent-replayed'], 'true');
+  t.equal(await available(), before - 500, 'the balance moved once');
+});
+
+t.test('a gateway cut off from the reply: the service keeps it on the key, the retry answers it', async (t) => {
+  // A second gateway whose NATS connection goes through a proxy the test blackholes once the request reached the
+  // service: the service commits in time and replies, the reply never reaches that gateway (as when it stops).
+  const proxy = await startTcpProxy(t, { host: '127.0.0.1', port: Number(new URL(platform.env['NATS_URL']!).port) });
+  const cutOff = await startGateway(
+    loadGatewayConfig({ ...platform.env, NATS_URL: `nats://127.0.0.1:${proxy.port}` }),
+    captureLogger('gateway-cut-off').log,
+  );
+  t.teardown(async () => {
+    await proxy.restore();
+    await cutOff.close();
+  });
+  const before = await available();
+  const earlier = new Set(await payouts());
+  const release = await holdBalance();
+  const first = create(stack.stripe(stack.testKey.key, { port: cutOff.port }), 'po-cut-off').catch(
+    (err: unknown) => err,
+  );
+  await serviceWaitsOnLock();
+  proxy.blackhole();
+  await release();
+  t.equal(statusOf(await first), 503, 'the cut-off gateway answered 503 at RPC_TIMEOUT_MS');
+  const made = (await payouts()).filter((id) => !earlier.has(id));
+  t.equal(made.length, 1, 'the service made the payout before the deadline');
+  const [claim] = await sql<{ status: number | null; kept: boolean }[]>`
+    select status, reply_headers is not null as kept from idempotency_keys where key = 'po-cut-off'`;
+  t.same(claim, { status: null, kept: true }, 'the key still claimed, with the reply the service kept on it');
+
+  const retried = await create(stack.test, 'po-cut-off');
+  t.equal(retried.id, made[0], 'the retry through the other gateway answers the payout made');
+  t.equal(retried.lastResponse.headers['idempotent-replayed'], 'true');
+  t.same(
+    (await payouts()).filter((id) => !earlier.has(id)),
+    made,
+    'and makes no other',
+  );
+  const again = await create(stack.test, 'po-cut-off');
+  t.equal(again.id, made[0], 'the answer is stored: later retries replay it');
+  t.equal(await available(), before - 500, 'the balance moved once');
+});
