@@ -25,6 +25,8 @@ import { startConsumerSpan } from './tracing/nats.ts';
 export interface OperationContext {
   sql: Sql;
   merchantId: string;
+  /** Who asked, as the gateway authenticated them: an API key (key_…) or a dashboard user (usr_…). */
+  keyId: string;
   requestId: string;
   log: Logger;
 }
@@ -160,7 +162,13 @@ export function serveOperations(opts: {
     let contentType: string | undefined;
     let code: string;
     try {
-      const ctx = { sql, merchantId: request.merchant_id, requestId: request.request_id, log: reqLog };
+      const ctx = {
+        sql,
+        merchantId: request.merchant_id,
+        keyId: request.key_id,
+        requestId: request.request_id,
+        log: reqLog,
+      };
       // Its transactions roll back rather than commit past the gateway's deadline (deadline.ts).
       const run = () => withDeadline(request.deadline, () => op.run(ctx, request));
       const result = await (traced ? context.with(traced.context, run) : run());

@@ -62,6 +62,7 @@ t.test('a three-level lineage earns at levels 0, 1 and 2 at the merchant level r
     'affiliate_id',
     'amount',
     'approved_at',
+    'clawback',
     'created_at',
     'currency',
     'event_id',
@@ -71,6 +72,7 @@ t.test('a three-level lineage earns at levels 0, 1 and 2 at the merchant level r
     'rate',
     'status',
     'void_reason',
+    'void_requested_at',
     'voided_at',
   ]);
   t.equal(direct.created_at, clock.now().toISOString());

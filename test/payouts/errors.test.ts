@@ -130,21 +130,17 @@ t.test('unknown and malformed payout ids are 404', async (t) => {
   );
 });
 
-t.test('a commission in a sent payout cannot be voided until the payout fails', async (t) => {
+t.test('a void of a commission in a sent payout is recorded; the payout fails: voided, never paid', async (t) => {
   const bo = await affiliate(m, 'bo@example.com');
   const [commission] = await approvedCommissions(platform, service, m.id, bo.id, [{ amount: '800.00' }]);
   const [sent] = (await m.client.post('/api/v1/payouts', { affiliate_ids: [bo.id] })).body.data;
   await m.client.patch(`/api/v1/payouts/${sent.id}`, { status: 'sent' });
-  expectError(
-    t,
-    await m.client.patch(`/api/v1/commissions/${commission}`, { status: 'voided' }),
-    409,
-    'CONFLICT',
-    `The commission is in payout ${sent.id}, which was sent; it can be voided if that payout fails`,
-  );
+  const recorded = await m.client.patch(`/api/v1/commissions/${commission}`, { status: 'voided' });
+  t.equal(recorded.status, 200);
+  t.match(recorded.body, { status: 'approved', void_requested_at: String }, 'recorded while the money is on its way');
+  t.match((await m.client.get(`/api/v1/payouts/${sent.id}`)).body, { status: 'sent', amount: 80 });
   await m.client.patch(`/api/v1/payouts/${sent.id}`, { status: 'failed', failure_reason: 'returned' });
-  const voided = await m.client.patch(`/api/v1/commissions/${commission}`, { status: 'voided' });
-  t.equal(voided.status, 200);
+  t.match((await m.client.get(`/api/v1/commissions/${commission}`)).body, { status: 'voided', void_reason: 'manual' });
   t.same(
     (await m.client.post('/api/v1/payouts', { affiliate_ids: [bo.id] })).body.data,
     [],

@@ -60,6 +60,35 @@ export const Commission = Type.Object(
       description: '`refund`, `fraud`, or the reason given when it was voided by hand; null unless voided',
       examples: [null],
     }),
+    void_requested_at: NullableTimestamp(
+      'when a refund or void arrived while its payout was frozen (sending, sent, or exported): it stays as it is until that payout fails or is canceled (then voided) or is paid (then voided and clawed back); null otherwise',
+    ),
+    clawback: Type.Union(
+      [
+        Type.Object(
+          {
+            payout_id: Type.String({
+              description: 'the paid payout that carried it',
+              examples: ['po_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+            }),
+            amount: Type.Number({ description: 'the amount to take back, in its currency', examples: [12.5] }),
+            recovered: Type.Number({
+              description:
+                'how much later payouts have deducted so far (payouts that failed or were canceled not counted)',
+              examples: [12.5],
+            }),
+            created_at: Timestamp('when it was voided after being paid'),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          "money paid for it that is taken back from the affiliate's next payouts in the same currency, because it was voided (a refund) after its payout was paid; null otherwise",
+        examples: [null],
+      },
+    ),
   },
   { additionalProperties: false, $id: 'Commission' },
 );

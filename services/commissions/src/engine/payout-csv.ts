@@ -18,6 +18,11 @@ export interface ExportedPayout {
   details: PayoutDetails | null;
 }
 
+/** The payouts that have a row in the file of the layout: those whose affiliate is paid that way. */
+export function exportedIds(payouts: ExportedPayout[], layout: 'paypal' | 'bank'): string[] {
+  return payouts.filter((p) => p.details?.method === layout).map((p) => p.id);
+}
+
 export function csvField(value: string): string {
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;

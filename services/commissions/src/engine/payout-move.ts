@@ -5,7 +5,8 @@ import { enqueueEvents } from '@platform/shared/outbox';
 import { hasValidTaxForm } from '@platform/shared/payee';
 import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import type { UpdatePayoutBody } from '@platform/shared/schemas/payouts';
-import { payoutEventData } from '../present.ts';
+import { clawbackEventData, commissionEventData, payoutEventData } from '../present.ts';
+import { clawBackRequestedInPayout, voidRequestedInPayout } from '../queries/clawbacks.ts';
 import {
   addPaidToAffiliate,
   findPayout,
@@ -71,6 +72,7 @@ export async function applyPayoutMove(
   const refusal = moveRefusal(current.status, body.status, held);
   if (refusal) throw new ApiError('CONFLICT', refusal);
 
+  const voids: VoidEvent[] = [];
   switch (body.status) {
     case 'sent':
       await movePayout(
@@ -86,14 +88,19 @@ export async function applyPayoutMove(
       await payPayoutCommissions(tx, merchantId, payoutId, at);
       const settings = await loadMerchantSettings(tx, merchantId);
       await addPaidToAffiliate(tx, current, settings!.currency, at);
+      // Refunds and voids recorded while it was frozen: the money went out, so it is taken back from later payouts.
+      const clawed = await clawBackRequestedInPayout(tx, merchantId, payoutId, at);
+      for (const row of clawed) voids.push({ merchantId, type: 'commission.voided', data: clawbackEventData(row) });
       break;
     }
     case 'failed':
       await movePayout(tx, merchantId, payoutId, { status: 'failed', failureReason: body.failure_reason! }, at);
+      await voidRequested(tx, merchantId, payoutId, at, voids);
       await releasePayoutCommissions(tx, merchantId, payoutId, at);
       break;
     case 'canceled':
       await movePayout(tx, merchantId, payoutId, { status: 'canceled' }, at);
+      await voidRequested(tx, merchantId, payoutId, at, voids);
       await releasePayoutCommissions(tx, merchantId, payoutId, at);
       break;
   }
@@ -103,5 +110,17 @@ export async function applyPayoutMove(
     await enqueueEvents(tx, [
       { merchantId, type: `payout.${after.status as 'sent' | 'paid' | 'failed'}`, data: payoutEventData(after) },
     ]);
+  await enqueueEvents(tx, voids);
   return { payout: after, changed: true };
+}
+
+type VoidEvent = { merchantId: string; type: 'commission.voided'; data: Record<string, unknown> };
+
+/**
+ * Refunds and voids recorded while the payout was frozen are voided when it fails or is canceled, not released to be
+ * paid in the next run; call before releasing its commissions.
+ */
+async function voidRequested(tx: Queryable, merchantId: string, payoutId: string, at: Date, events: VoidEvent[]) {
+  const voided = await voidRequestedInPayout(tx, merchantId, payoutId, at);
+  for (const row of voided) events.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
 }

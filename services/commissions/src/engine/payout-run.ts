@@ -4,7 +4,9 @@ import type { Logger } from '@platform/shared/log';
 import { hasValidTaxForm } from '@platform/shared/payee';
 import { loadMerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
 import type { Clock } from '../deps.ts';
+import { insertAdjustments, openClawbacks } from '../queries/clawbacks.ts';
 import {
+  findPayout,
   insertPayouts,
   lockPayoutCreation,
   payableCommissions,
@@ -13,6 +15,7 @@ import {
   type NewPayout,
   type PayoutRow,
 } from '../queries/payouts.ts';
+import { deductClawbacks } from './clawbacks.ts';
 import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payouts.ts';
 
 /**
@@ -20,7 +23,8 @@ import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payou
  * commissions that are in no open payout, when their total reaches min_payout; each held for a tax form when the
  * merchant's tax_form_policy says so (created pending with held_reason, not left out: the merchant sees what is owed
  * and why it waits). Concurrent calls for one merchant run one after the other (an advisory lock), so a commission is
- * grouped once. `affiliateIds` limits it to those affiliates (any status); by default every approved affiliate.
+ * grouped once. `affiliateIds` limits it to those affiliates (any status); by default every approved affiliate. Open
+ * clawbacks of an affiliate are deducted from its payouts in their currency (engine/clawbacks.ts).
  */
 export async function createPayouts(
   tx: Queryable,
@@ -31,7 +35,11 @@ export async function createPayouts(
   const settings = await loadMerchantSettings(tx, merchantId);
   if (!settings) return [];
   await lockPayoutCreation(tx, merchantId);
-  const groups = groupPayouts(await payableCommissions(tx, merchantId, affiliateIds), settings.min_payout);
+  const gross = groupPayouts(await payableCommissions(tx, merchantId, affiliateIds), settings.min_payout);
+  if (gross.length === 0) return [];
+  // Money clawed back for commissions voided after they were paid comes off these payouts first.
+  const open = await openClawbacks(tx, merchantId, [...new Set(gross.map((g) => g.affiliateId))]);
+  const groups = deductClawbacks(gross, open, settings.min_payout);
   if (groups.length === 0) return [];
   const year = calendarYear(at);
   const totals = await payoutTotalsBetween(
@@ -57,7 +65,16 @@ export async function createPayouts(
     }
     payouts.push({ ...group, id: newId('po', at.getTime()), heldReason });
   }
-  return insertPayouts(tx, merchantId, payouts, at);
+  const rows = await insertPayouts(tx, merchantId, payouts, at);
+  await insertAdjustments(
+    tx,
+    merchantId,
+    payouts.flatMap((p, i) => groups[i]!.deductions.map((d) => ({ payoutId: p.id, ...d }))),
+    at,
+  );
+  // Read back with their adjustments when they have any.
+  if (groups.every((g) => g.deductions.length === 0)) return rows;
+  return Promise.all(rows.map(async (r) => (await findPayout(tx, merchantId, r.id))!));
 }
 
 /**

@@ -5,7 +5,7 @@ import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import { inTransaction } from '@platform/shared/transactions';
 import type { Clock } from '../deps.ts';
-import { commissionEventData } from '../present.ts';
+import { clawbackEventData, commissionEventData } from '../present.ts';
 import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
 import {
   insertCommissionsOfEvents,
@@ -25,6 +25,7 @@ import {
   type CountedResult,
 } from '../queries/conversions.ts';
 import { insertFraudFlag } from '../queries/fraud-flags.ts';
+import { clawBackPaidOrderCommissions, lockOrderPayouts, requestOrderVoids } from '../queries/clawbacks.ts';
 import { removeVoidedFromPendingPayouts } from '../queries/payouts.ts';
 import { addAttributedRevenue } from '../queries/stats.ts';
 import type { ConversionEnvelope } from './envelope.ts';
@@ -332,8 +333,11 @@ async function promote(
 }
 
 /**
- * A refund voids every pending or approved commission of the order (paid ones stay: recovering paid money is a
- * payout matter; so do those in a sent payout), takes the voided ones out of pending payouts, and takes the order's revenue back out of the affiliates' totals. Tiers are not lowered.
+ * A refund voids every pending or approved commission of the order and takes the voided ones out of pending payouts;
+ * one in a frozen payout (sending, sent, or exported) gets a recorded void, settled when that payout fails or is paid;
+ * a paid one is voided and clawed back from the affiliate's next payouts (docs/PAYOUTS.md). It also takes the
+ * order's revenue back out of the affiliates' totals. Tiers are not lowered. The refund's claim makes a redelivery
+ * change nothing, so nothing is voided or clawed back twice.
  */
 async function refundOrder(
   tx: Queryable,
@@ -342,9 +346,14 @@ async function refundOrder(
   at: Date,
   outbox: Outbox,
 ): Promise<ProcessOutcome> {
+  await lockOrderPayouts(tx, merchantId, orderId);
   const voided = await voidOrderCommissions(tx, merchantId, orderId, 'refund', at);
   for (const row of voided) outbox.push({ merchantId, type: 'commission.voided', data: commissionEventData(row) });
   await removeVoidedFromPendingPayouts(tx, merchantId, voided.map(idOf), at);
+  // Recorded, not dropped: commission.voided follows when the payout fails, or with its clawback when it is paid.
+  await requestOrderVoids(tx, merchantId, orderId, 'refund', at);
+  const clawed = await clawBackPaidOrderCommissions(tx, merchantId, orderId, 'refund', at);
+  for (const row of clawed) outbox.push({ merchantId, type: 'commission.voided', data: clawbackEventData(row) });
   const reversed = await reverseOrderRevenue(tx, merchantId, orderId);
   reversed.sort((a, b) => (a.affiliate_id < b.affiliate_id ? -1 : a.affiliate_id > b.affiliate_id ? 1 : 0));
   for (const r of reversed) {
@@ -357,5 +366,5 @@ async function refundOrder(
       at,
     });
   }
-  return { kind: 'processed', created: 0, voided: voided.length, flags: 0, promoted: false };
+  return { kind: 'processed', created: 0, voided: voided.length + clawed.length, flags: 0, promoted: false };
 }

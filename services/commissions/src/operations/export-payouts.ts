@@ -3,7 +3,8 @@ import { invalidInput } from '@platform/shared/errors';
 import { defineOperation } from '@platform/shared/operation';
 import { readPayoutDetails, type PayoutDetails } from '@platform/shared/payee';
 import type { CommissionsDeps } from '../deps.ts';
-import { bankCsv, paypalCsv } from '../engine/payout-csv.ts';
+import { bankCsv, exportedIds, paypalCsv } from '../engine/payout-csv.ts';
+import { recordExport } from '../queries/payout-exports.ts';
 import { exportablePayouts } from '../queries/payouts.ts';
 
 /**
@@ -14,27 +15,38 @@ const EXPORT_MAX_BYTES = 960 * 1024;
 
 /**
  * The payouts to send, as a CSV file for merchants who pay outside the platform. The payout details are decrypted
- * here for the file only: they are never logged, and the answer goes to the merchant who owns them.
+ * here for the file only: they are never logged, and the answer goes to the merchant who owns them (a key with the
+ * write scope: reading them in clear is more than a read key may). In one transaction, the export is recorded (who,
+ * when, which payouts) and the payouts with a row in the file are frozen: once the bank may hold the file, their
+ * amounts and commissions no longer change (docs/PAYOUTS.md). A file refused for its size records nothing.
  */
 export const exportPayoutsOperation = (deps: CommissionsDeps) =>
   defineOperation(api.exportPayouts, async (ctx, { query }) => {
-    const rows = await exportablePayouts(ctx.sql, ctx.merchantId, {
-      status: query.status ?? 'pending',
-      currency: query.currency,
-    });
-    const details = new Map<string, PayoutDetails | null>();
-    for (const row of rows) {
-      if (!details.has(row.affiliate_id))
-        details.set(
-          row.affiliate_id,
-          await readPayoutDetails(ctx.sql, deps.vaultKeys, ctx.merchantId, row.affiliate_id),
-        );
-    }
-    const payouts = rows.map((r) => ({ ...r, details: details.get(r.affiliate_id) ?? null }));
+    const status = query.status ?? 'pending';
     const layout = query.layout ?? 'paypal';
-    const body = layout === 'bank' ? bankCsv(payouts) : paypalCsv(payouts);
-    if (Buffer.byteLength(body) > EXPORT_MAX_BYTES)
-      throw invalidInput('currency', 'the file would be larger than one answer carries: export one currency at a time');
-    ctx.log.info('payouts exported', { layout, payouts: rows.length });
+    const { body, count } = await ctx.sql.begin(async (tx) => {
+      const rows = await exportablePayouts(tx, ctx.merchantId, { status, currency: query.currency });
+      const details = new Map<string, PayoutDetails | null>();
+      for (const row of rows) {
+        if (!details.has(row.affiliate_id))
+          details.set(row.affiliate_id, await readPayoutDetails(tx, deps.vaultKeys, ctx.merchantId, row.affiliate_id));
+      }
+      const payouts = rows.map((r) => ({ ...r, details: details.get(r.affiliate_id) ?? null }));
+      const file = layout === 'bank' ? bankCsv(payouts) : paypalCsv(payouts);
+      if (Buffer.byteLength(file) > EXPORT_MAX_BYTES)
+        throw invalidInput(
+          'currency',
+          'the file would be larger than one answer carries: export one currency at a time',
+        );
+      const payoutIds = exportedIds(payouts, layout);
+      await recordExport(
+        tx,
+        ctx.merchantId,
+        { keyId: ctx.keyId, layout, status, currency: query.currency ?? null, payoutIds },
+        deps.now(),
+      );
+      return { body: file, count: payoutIds.length };
+    });
+    ctx.log.info('payouts exported', { layout, payouts: count });
     return { outcome: 'ok', body, contentType: 'text/csv' };
   });

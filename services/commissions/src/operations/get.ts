@@ -3,6 +3,7 @@ import { notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import { presentCommission } from '../present.ts';
+import { clawbacksOf } from '../queries/clawbacks.ts';
 import { findCommission } from '../queries/commissions.ts';
 
 export const getCommissionOperation = () =>
@@ -12,5 +13,8 @@ export const getCommissionOperation = () =>
       ? await findCommission(ctx.sql, ctx.merchantId, params.commission_id)
       : undefined;
     if (!row) throw notFound('commission');
-    return { outcome: 'ok', body: presentCommission(row) };
+    // Only a voided commission can have a clawback.
+    const clawback =
+      row.status === 'voided' ? (await clawbacksOf(ctx.sql, ctx.merchantId, [row.id])).get(row.id) : undefined;
+    return { outcome: 'ok', body: presentCommission(row, clawback) };
   });

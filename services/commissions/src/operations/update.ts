@@ -1,11 +1,12 @@
 import { api } from '@platform/shared/api';
-import { ApiError, invalidInput, notFound } from '@platform/shared/errors';
+import { invalidInput, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionStatus } from '@platform/shared/schemas/commissions';
 import type { CommissionsDeps } from '../deps.ts';
 import { commissionEventData, presentCommission } from '../present.ts';
+import { clawbacksOf, requestVoids } from '../queries/clawbacks.ts';
 import { approveCommission, findCommission, voidCommissions, type CommissionRow } from '../queries/commissions.ts';
 import { openPayoutOf, removeVoidedFromPendingPayouts } from '../queries/payouts.ts';
 
@@ -26,24 +27,27 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
     const { commission, changed } = await ctx.sql.begin(async (tx) => {
       const current = await findCommission(tx, ctx.merchantId, params.commission_id, true);
       if (!current) throw notFound('commission');
-      // Asking for the status it already has changes nothing (a retried request is harmless).
+      // Asking for the status it already has changes nothing (a retried request is harmless); so does a void already
+      // recorded while its payout is frozen.
       if (current.status === body.status) return { commission: current, changed: false };
+      if (body.status === 'voided' && current.void_requested_at) return { commission: current, changed: false };
       if (!MOVES[current.status].includes(body.status)) {
         throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
       }
       const at = deps.now();
       let after: CommissionRow;
+      const reason = body.void_reason ?? 'manual';
       if (body.status === 'approved') after = await approveCommission(tx, ctx.merchantId, current.id, at);
       else {
-        // A payout that was sent carries the commission: it stays until the payout is paid or fails.
         const payout = await openPayoutOf(tx, ctx.merchantId, current.id);
-        if (payout?.status === 'sent')
-          throw new ApiError(
-            'CONFLICT',
-            `The commission is in payout ${payout.id}, which was sent; it can be voided if that payout fails`,
-          );
-        after = (await voidCommissions(tx, ctx.merchantId, [current.id], body.void_reason ?? 'manual', at))[0]!;
-        // Voided inside a pending payout: taken out of it, and the payout's amount recomputed.
+        if (payout?.frozen) {
+          // Money is on its way, or the bank holds the file: the void is recorded, and commission.voided follows
+          // when the payout fails or is canceled, or with a clawback when it is paid.
+          after = (await requestVoids(tx, ctx.merchantId, [current.id], reason, at))[0]!;
+          return { commission: after, changed: true };
+        }
+        after = (await voidCommissions(tx, ctx.merchantId, [current.id], reason, at))[0]!;
+        // Voided inside a pending payout: released from it (the link stays as history), its amount recomputed.
         await removeVoidedFromPendingPayouts(tx, ctx.merchantId, [after.id], at);
       }
       await enqueueEvents(tx, [
@@ -56,6 +60,12 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
       return { commission: after, changed: true };
     });
     if (changed) outboxCommitted(ctx.sql);
-    ctx.log.info('commission updated', { commission_id: commission.id, status: commission.status, changed });
-    return { outcome: 'ok', body: presentCommission(commission) };
+    ctx.log.info('commission updated', {
+      commission_id: commission.id,
+      status: commission.status,
+      changed,
+      void_requested: commission.void_requested_at !== null,
+    });
+    const clawback = (await clawbacksOf(ctx.sql, ctx.merchantId, [commission.id])).get(commission.id);
+    return { outcome: 'ok', body: presentCommission(commission, clawback) };
   });

@@ -18,11 +18,34 @@ export interface CommissionRow {
   approved_at: Date | null;
   voided_at: Date | null;
   void_reason: string | null;
+  /** A refund or void recorded while its payout was frozen (docs/PAYOUTS.md); null otherwise. */
+  void_requested_at: Date | null;
 }
 
-const columns = (sql: Queryable) => sql`
-  id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status, held,
-  created_at, approved_at, voided_at, void_reason`;
+const FIELDS = [
+  'id',
+  'merchant_id',
+  'affiliate_id',
+  'event_id',
+  'order_id',
+  'level',
+  'rate',
+  'amount',
+  'currency',
+  'status',
+  'held',
+  'created_at',
+  'approved_at',
+  'voided_at',
+  'void_reason',
+  'void_requested_at',
+];
+const PLAIN = FIELDS.join(', ');
+
+/** The columns of a CommissionRow, of the table aliased `alias` when given (only constant text reaches the SQL). */
+export const commissionColumns = (sql: Queryable, alias?: 'c') =>
+  sql.unsafe(alias ? FIELDS.map((f) => `${alias}.${f}`).join(', ') : PLAIN);
+const columns = (sql: Queryable) => commissionColumns(sql);
 
 /** A commission to insert with insertCommissionsOfEvents. */
 export interface CommissionLine {
@@ -127,17 +150,18 @@ export async function approveCommission(
 }
 
 /**
- * A commission in a payout that was sent stays as it is until the payout is paid or fails: the money is on its way.
- * The void statements below leave such commissions out.
+ * A commission in a frozen payout (sending, sent, or exported while pending) stays as it is until the payout is paid
+ * or fails: the money is on its way, or the bank may hold the file. The void statements below leave such commissions
+ * out; their voids are recorded instead (queries/clawbacks.ts).
  */
-const notInSentPayout = (sql: Queryable) => sql`
+const notInFrozenPayout = (sql: Queryable) => sql`
   not exists (
     select 1 from payout_commissions pc join payouts p on p.merchant_id = pc.merchant_id and p.id = pc.payout_id
     where pc.merchant_id = commissions.merchant_id and pc.commission_id = commissions.id and pc.released_at is null
-      and p.status = 'sent')`;
+      and (p.status in ('sending', 'sent') or (p.status = 'pending' and p.exported_at is not null)))`;
 
 /**
- * Voids the given commissions of the merchant that are still pending or approved (and in no sent payout); returns
+ * Voids the given commissions of the merchant that are still pending or approved (and in no frozen payout); returns
  * those it voided.
  */
 export async function voidCommissions(
@@ -150,13 +174,13 @@ export async function voidCommissions(
   if (ids.length === 0) return [];
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
-    where merchant_id = ${merchantId} and id in ${sql(ids)} and status in ('pending', 'approved') and ${notInSentPayout(sql)}
+    where merchant_id = ${merchantId} and id in ${sql(ids)} and status in ('pending', 'approved') and ${notInFrozenPayout(sql)}
     returning ${columns(sql)}`;
 }
 
 /**
  * Voids every pending or approved commission of the merchant's order (a refund); paid ones stay paid, and those in a
- * sent payout stay in it.
+ * frozen payout stay in it.
  */
 export async function voidOrderCommissions(
   sql: Queryable,
@@ -168,7 +192,7 @@ export async function voidOrderCommissions(
   return sql<CommissionRow[]>`
     update commissions set status = 'voided', voided_at = ${at}, void_reason = ${reason}
     where merchant_id = ${merchantId} and order_id = ${orderId} and status in ('pending', 'approved')
-      and ${notInSentPayout(sql)}
+      and ${notInFrozenPayout(sql)}
     returning ${columns(sql)}`;
 }
 
@@ -201,6 +225,5 @@ export async function approveDueCommissions(
     )
     update commissions c set status = 'approved', approved_at = ${at}
     from due where c.merchant_id = ${merchantId} and c.id = due.id
-    returning c.id, c.merchant_id, c.affiliate_id, c.event_id, c.order_id, c.level, c.rate, c.amount, c.currency,
-      c.status, c.held, c.created_at, c.approved_at, c.voided_at, c.void_reason`;
+    returning ${commissionColumns(sql, 'c')}`;
 }
