@@ -132,6 +132,11 @@ function chartValuesSchema(): TObject {
       host: Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
       tlsSecretName: Type.String(),
       annotations: map(Type.String(), 'annotations'),
+      // The gateway's TRUST_PROXY with the Ingress: a hop count (as a number or a string) or the variable's list.
+      trustProxy: Type.Union([
+        Type.Integer({ minimum: 0, maximum: 99 }),
+        Type.String({ pattern: GatewayEnv.properties.TRUST_PROXY.pattern }),
+      ]),
     }),
     global: Type.Optional(Type.Object({}, { description: 'values Helm shares with the NATS chart' })),
     services: closed(

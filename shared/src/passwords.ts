@@ -3,7 +3,12 @@ import { promisify } from 'node:util';
 
 /**
  * Dashboard passwords: scrypt, stored as `scrypt$N$r$p$salt$hash` (base64url), so that the cost can be raised later
- * without invalidating stored hashes: each is checked with the parameters it was made with.
+ * without invalidating stored hashes: each is checked with the parameters it was made with, and one made with less
+ * than today's cost is replaced at its owner's next successful sign-in (needsRehash).
+ *
+ * The cost is OWASP's Password Storage Cheat Sheet recommendation for scrypt: N=2^17, r=8, p=1. One evaluation takes
+ * 128 × N × r bytes (128 MiB) outside the JavaScript heap, four times Node's default `maxmem`, so the limit is raised
+ * for it; callers bound how many run at once (the gateway's password checker runs one at a time).
  */
 const scrypt = promisify(scryptCb) as (
   password: string,
@@ -11,28 +16,44 @@ const scrypt = promisify(scryptCb) as (
   keylen: number,
   options: object,
 ) => Promise<Buffer>;
-const N = 16384;
+const N = 2 ** 17;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
+/** Parameters above these are refused rather than evaluated: a stored value cannot make a check cost more than today's. */
+const MAX_MEMORY = 128 * N * R * P;
+/** The scrypt memory a check may take, with room for OpenSSL's own small overhead above 128 × N × r × p. */
+const MAXMEM = 2 * MAX_MEMORY;
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, KEY_LENGTH, { N, r: R, p: P });
+  const hash = await scrypt(password, salt, KEY_LENGTH, { N, r: R, p: P, maxmem: MAXMEM });
   return ['scrypt', N, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
-/** Whether `password` matches `stored`; a malformed stored value matches nothing. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+function parse(stored: string) {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-  });
-  return timingSafeEqual(actual, expected);
+  const params = { N: Number(n), r: Number(r), p: Number(p) };
+  if (scheme !== 'scrypt' || !salt || !hash) return null;
+  if (![params.N, params.r, params.p].every((v) => Number.isSafeInteger(v) && v > 0)) return null;
+  // scrypt's N is a power of two above 1; anything else would make scrypt throw instead of not matching.
+  if (params.N < 2 || (params.N & (params.N - 1)) !== 0) return null;
+  if (128 * params.N * params.r * params.p > MAX_MEMORY) return null;
+  return { params, salt: Buffer.from(salt, 'base64url'), hash: Buffer.from(hash, 'base64url') };
+}
+
+/** Whether `password` matches `stored`; a malformed stored value (or one costlier than allowed) matches nothing. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parsed = parse(stored);
+  if (!parsed || parsed.hash.length === 0) return false;
+  const actual = await scrypt(password, parsed.salt, parsed.hash.length, { ...parsed.params, maxmem: MAXMEM });
+  return timingSafeEqual(actual, parsed.hash);
+}
+
+/** Whether `stored` was made with less than today's cost (or is unreadable) and should be replaced by a new hash. */
+export function needsRehash(stored: string): boolean {
+  const parsed = parse(stored);
+  return !parsed || parsed.params.N < N || parsed.params.r < R || parsed.params.p < P;
 }
 
 /** Spends the time of one check when there is no hash to check against, so timing does not reveal unknown accounts. */

@@ -92,7 +92,7 @@ t.test('failed sign-ins are limited per account: the sixth is refused even with 
   t.equal(refused.body.error!.code, 'RATE_LIMITED');
   t.ok(Number(refused.headers.get('retry-after')) > 800, 'Retry-After: the rest of the 15-minute window');
   t.equal(refused.setCookie, null);
-  await platform.sql`update dashboard_signin_failures set window_start = now() - interval '16 minutes' where subject = ${`account:${m.email}`}`;
+  await platform.sql`update dashboard_signin_failures set window_start = now() - interval '16 minutes' where subject like ${`account%:${m.email}%`}`;
   t.equal((await signInHttp(base, m.email)).status, 201, 'the window over, the right password signs in');
 });
 

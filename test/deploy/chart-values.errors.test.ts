@@ -24,6 +24,7 @@ t.test('a value of the wrong type fails with the path and the type', async (t) =
     "at '/services/gateway/replicas': got string, want integer",
   );
   await rejects(t, { ...DATABASE, 'ingress.enabled': 'yes' }, "at '/ingress/enabled': got string, want boolean");
+  await rejects(t, { ...DATABASE, 'ingress.trustProxy': 'true' }, "at '/ingress/trustProxy'");
 });
 
 t.test("a service variable outside the service's range fails as the service itself would", async (t) => {

@@ -131,6 +131,15 @@ t.test('minimal install: a generated encryption key, PDBs, no HPA, no Ingress, t
   for (const d of deployments(objects)) t.equal(d.spec.replicas, 2, `${d.metadata.name}: replicas from values`);
   const gateway = envOf(deploymentOf(objects, 'gateway')!);
   t.equal(gateway.get('TRUST_PROXY'), undefined, 'no proxy is trusted without an Ingress');
+  const behindIngress = await renderChart(t, {
+    valuesFiles: [valuesFile('minimal')],
+    set: { 'ingress.enabled': 'true' },
+  });
+  t.equal(
+    envOf(deploymentOf(behindIngress, 'gateway')!).get('TRUST_PROXY')?.value,
+    '1',
+    'with an Ingress, one hop by default (never true, every hop)',
+  );
   t.equal(gateway.get('NATS_URL')?.value, 'nats://nats:4222', 'the external NATS');
   const job = objects.find((o) => o.kind === 'Job')!;
   t.equal(job.metadata.annotations?.['helm.sh/hook'], 'pre-install,pre-upgrade');
@@ -173,7 +182,11 @@ t.test(
     });
     t.equal(ingress.spec.rules[0].http.paths[0].backend.service.name, 'aff-affiliate-platform-gateway');
     const gateway = deploymentOf(objects, 'gateway')!;
-    t.equal(envOf(gateway).get('TRUST_PROXY')?.value, 'true', 'the gateway trusts X-Forwarded-* behind the Ingress');
+    t.equal(
+      envOf(gateway).get('TRUST_PROXY')?.value,
+      '10.0.0.0/8',
+      'behind the Ingress, the gateway trusts the configured proxies (ingress.trustProxy)',
+    );
     t.equal(envOf(gateway).get('TRACKING_RATE_LIMIT_PER_MIN')?.value, '240', "a service's own variable from values");
     t.equal(envOf(gateway).get('DATABASE_URL')?.valueFrom?.secretKeyRef?.name, 'affiliate-platform-secrets');
     t.equal(envOf(gateway).get('NATS_URL')?.value, 'nats://nats.messaging.svc:4222');

@@ -16,7 +16,6 @@ import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
 import { createIdempotency } from './idempotency/middleware.ts';
-import { claimOf, claimRequester } from './idempotency/kept-reply.ts';
 import { apiRefusals, stripeRefusals } from './idempotency/refusals.ts';
 import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -30,6 +29,7 @@ import { requestContext, traceRequest } from './request-span.ts';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
+import { trustProxySetting } from './trust-proxy.ts';
 
 const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
 const BODY_LIMIT = '1mb';
@@ -38,7 +38,10 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 
 export interface GatewayDeps {
   config: GatewayConfig;
+  /** Commits without waiting for the WAL flush: rate-limit counters, usage tallies, idempotency claims. */
   sql: Sql;
+  /** Commits durably: what must survive a Postgres crash once answered (the dashboard's writes). */
+  durableSql: Sql;
   nc: NatsConnection;
   log: Logger;
   registry: Registry;
@@ -91,7 +94,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', config.TRUST_PROXY);
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   app.use(helmet());
 
   // A listener made once, not per request (shared/src/unnest.ts says why); `this` is the response.
@@ -129,7 +132,14 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(createOnboardingPage({ config, requester: deps.requester, maxPayload }));
 
   // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
-  const dashboard = createDashboardApi({ sql, log, config, requester: deps.requester });
+  // Its writes (sessions, sign-in failures, keys, settings, users) are security-relevant: on the durable pool.
+  const dashboard = createDashboardApi({
+    sql: deps.durableSql,
+    log,
+    config,
+    requester: deps.requester,
+    registry: deps.registry,
+  });
   const dashboardOpenapi = JSON.stringify(buildDashboardOpenApi(dashboard.routes));
   app.get('/dashboard/api/openapi', (_req, res) => {
     res.locals['route'] = 'dashboard.openapi';
@@ -265,9 +275,8 @@ export function createApp(deps: GatewayDeps): express.Express {
     const run = async (req: Request, res: Response) => {
       const key = res.locals['key'] as KeyRecord;
       const deadline = (res.locals['deadline'] as number | undefined) ?? Date.now() + config.RPC_TIMEOUT_MS;
-      const claim = claimOf(res);
       const result = await forward(
-        claimRequester(res, deps.requester),
+        deps.requester,
         maxPayload(),
         config.NATS_PREFIX,
         op,
@@ -279,7 +288,6 @@ export function createApp(deps: GatewayDeps): express.Express {
           params: req.params as Record<string, string>,
           query: req.query,
           body: op.body ? (req.body ?? {}) : undefined,
-          ...(claim ? { idempotency: claim } : {}),
         },
         Math.max(1, deadline - Date.now()),
         requestContext(res),

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, loadConfig, PUBLIC_BASE_URL } from '@platform/shared/config';
+import { TRUST_PROXY, trustProxySetting } from './trust-proxy.ts';
 
 export const GatewayEnv = Type.Object({
   ...CommonEnv,
@@ -20,7 +21,7 @@ export const GatewayEnv = Type.Object({
     description:
       'how long a key lookup is reused; at most 1 s, so revocation and plan changes reach every replica within a second',
   }),
-  TRUST_PROXY: Type.Boolean({ default: false, description: 'honour X-Forwarded-* from the ingress' }),
+  TRUST_PROXY,
   TRACKING_RATE_LIMIT_PER_MIN: Type.Integer({
     default: 120,
     minimum: 1,
@@ -31,4 +32,8 @@ export const GatewayEnv = Type.Object({
 });
 export type GatewayConfig = Static<typeof GatewayEnv>;
 
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(GatewayEnv, env);
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => {
+  const config = loadConfig(GatewayEnv, env);
+  trustProxySetting(config.TRUST_PROXY); // each address checked at start, not at the first request
+  return config;
+};

@@ -10,6 +10,7 @@ import { createApp } from './app.ts';
 import { answerClientError } from './http-errors.ts';
 import type { GatewayConfig } from './config.ts';
 import { startIdempotencyPurge } from './idempotency/purge.ts';
+import { startSigninFailurePurge } from './dashboard/signin-purge.ts';
 import { createRequester } from './requester.ts';
 import { createUsageRecorder } from './usage.ts';
 
@@ -26,6 +27,9 @@ const SLOW_CLIENT_LIMITS = {
   connectionsCheckingInterval: 500,
 };
 
+/** Connections of the dashboard's durable pool, beyond DATABASE_POOL_SIZE. */
+const DURABLE_POOL_SIZE = 3;
+
 export interface RunningGateway {
   port: number;
   opsPort: number;
@@ -34,14 +38,19 @@ export interface RunningGateway {
 
 export async function startGateway(config: GatewayConfig, logger?: Logger): Promise<RunningGateway> {
   const log = logger ?? createLogger({ service: 'gateway' }, config.LOG_LEVEL);
-  // The gateway writes only rate-limit counters and usage tallies: a Postgres crash may lose their last few hundred
+  // The API's path writes only rate-limit counters and usage tallies: a Postgres crash may lose their last few hundred
   // milliseconds, and no request waits for a WAL flush (the limiter's upsert runs on every request).
   const sql = connectDatabase(config.DATABASE_URL, {
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'gateway',
     synchronousCommit: false,
-    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
+  });
+  // The dashboard's writes are another matter: a revoked key, an ended session, a changed user or setting, a counted
+  // sign-in failure must not come back after a crash once answered. They commit durably, on a small pool of their
+  // own (the dashboard's traffic is a person's clicks, not the API's).
+  const durableSql = connectDatabase(config.DATABASE_URL, {
+    max: DURABLE_POOL_SIZE,
+    applicationName: 'gateway-dashboard',
   });
   // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
   const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
@@ -60,8 +69,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     ready: readiness.ready,
     recordUsage: usage.record,
     requester,
+    durableSql,
   });
   const idempotencyPurge = startIdempotencyPurge(sql, log);
+  const signinPurge = startSigninFailurePurge(durableSql, log);
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
   const server: Server = createServer(SLOW_CLIENT_LIMITS, app);
@@ -99,11 +110,15 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       });
       await usage.stop();
       await idempotencyPurge.stop();
+      await signinPurge.stop();
       readiness.stop();
       await ops.close();
       requester.close();
       await nc.drain().catch(() => {});
       await sql.end({ timeout: 5 }).catch((err: unknown) => log.warn('closing the database pool failed', { err }));
+      await durableSql
+        .end({ timeout: 5 })
+        .catch((err: unknown) => log.warn('closing the durable database pool failed', { err }));
       log.info('stopped');
     },
   };

@@ -1,4 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Registry } from 'prom-client';
 import { encryptionKey } from '@platform/shared/config';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
@@ -8,6 +9,7 @@ import type { GatewayConfig } from '../config.ts';
 import { sendError } from '../http-errors.ts';
 import type { Requester } from '../requester.ts';
 import type { DashboardContext, DashboardRoute } from './define.ts';
+import { createPasswordChecker, type PasswordChecker } from './password-check.ts';
 import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
 import { balanceRoutes } from './routes-balance.ts';
 import { keyRoutes } from './routes-keys.ts';
@@ -42,13 +44,14 @@ export function dashboardRoutes(
   sql: Sql,
   config: GatewayConfig | null,
   payments: PaymentsCaller | null = null,
+  passwords: PasswordChecker = createPasswordChecker(),
 ): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
   return [
-    ...sessionRoutes(limiter),
+    ...sessionRoutes(limiter, passwords),
     ...overviewRoutes,
     ...keyRoutes,
-    ...webhookRoutes(limiter, config),
+    ...webhookRoutes(limiter, passwords, config),
     ...programmeRoutes,
     ...balanceRoutes(payments),
   ];
@@ -59,13 +62,14 @@ export function createDashboardApi(deps: {
   log: Logger;
   config: GatewayConfig;
   requester: Requester;
+  registry?: Registry;
 }): DashboardApi {
   const { sql, log, config } = deps;
   const sessions = createSessionStore(sql, encryptionKey(config), SESSION_MINUTES);
   // Secure outside development: the cookie then travels over HTTPS only (browsers also accept it from loopback http).
   const secure = config.APP_ENV !== 'development';
   const payments = createPaymentsCaller(deps.requester, config.NATS_PREFIX, config.RPC_TIMEOUT_MS);
-  const routes = dashboardRoutes(sql, config, payments);
+  const routes = dashboardRoutes(sql, config, payments, createPasswordChecker(deps.registry));
   const router = express.Router();
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
 
@@ -147,8 +151,10 @@ export function createDashboardApi(deps: {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Fixed rather than configurable: a working day's session, and failed sign-ins per 15 minutes per account (enough
- * for typos, too few for guessing) and per client IP (an office behind one address signs in many users).
+ * Fixed rather than configurable: a working day's session, and password attempts per 15 minutes (signin-limit.ts):
+ * per account from one client IP (enough for typos, too few for guessing), per account from anywhere (a guesser
+ * using many addresses, bounded without locking the owner out at the first few), and per client IP (an office
+ * behind one address signs in many users).
  */
 export const SESSION_MINUTES = 480;
-export const SIGNIN_LIMITS = { perAccount: 5, perIp: 50 };
+export const SIGNIN_LIMITS = { perAccountAndIp: 5, perAccount: 20, perIp: 50 };

@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '@platform/shared/errors';
-import { verifyNothing, verifyPassword } from '@platform/shared/passwords';
+import { needsRehash } from '@platform/shared/passwords';
 import { route, type DashboardContext } from './define.ts';
+import type { PasswordChecker } from './password-check.ts';
 import { CurrentSession, SessionView, SignInBody } from './schemas.ts';
 import type { Session } from './sessions.ts';
-import type { createSigninLimiter } from './signin-limit.ts';
-
-type Limiter = ReturnType<typeof createSigninLimiter>;
+import type { SigninLimiter } from './signin-limit.ts';
 
 const presentSession = (s: Session) => ({
   user: { id: s.userId, email: s.email },
@@ -16,7 +15,7 @@ const presentSession = (s: Session) => ({
 });
 
 /** Sign-in, the current session, sign-out. One message for every failed sign-in: it never says which part was wrong. */
-export function sessionRoutes(limiter: Limiter) {
+export function sessionRoutes(limiter: SigninLimiter, passwords: PasswordChecker) {
   return [
     route({
       operationId: 'signIn',
@@ -27,20 +26,23 @@ export function sessionRoutes(limiter: Limiter) {
       body: SignInBody,
       success: { status: 201, schema: SessionView, description: 'the new session' },
       async handler(ctx: DashboardContext, { body }) {
-        const wait = await limiter.retryAfter(body.email, ctx.ip);
-        if (wait > 0) {
-          ctx.setHeader('Retry-After', String(wait));
+        // The attempt is counted before the password is checked, so parallel guesses cannot all be checked.
+        const reserved = await limiter.reserve(body.email, ctx.ip);
+        if ('retryAfter' in reserved) {
+          ctx.setHeader('Retry-After', String(reserved.retryAfter));
           throw new ApiError('RATE_LIMITED', 'Too many failed sign-ins; try again later');
         }
-        const [user] = await ctx.sql<{ id: string; merchant_id: string; password_hash: string }[]>`
-          select id, merchant_id, password_hash from dashboard_users where lower(email) = lower(${body.email})`;
-        const ok = user ? await verifyPassword(body.password, user.password_hash) : await verifyNothing(body.password);
+        const { user, ok } = await limiter.checking(reserved.reservation, async () => {
+          const [user] = await ctx.sql<{ id: string; merchant_id: string; password_hash: string }[]>`
+            select id, merchant_id, password_hash from dashboard_users where lower(email) = lower(${body.email})`;
+          return { user, ok: await passwords.verify(body.password, user?.password_hash ?? null) };
+        });
         if (!user || !ok) {
-          await limiter.recordFailure(body.email, ctx.ip);
           ctx.log.info('dashboard sign-in refused', { ip: ctx.ip });
           throw new ApiError('UNAUTHORIZED', 'The e-mail or the password is not right');
         }
-        await limiter.recordSuccess(body.email);
+        await limiter.release(reserved.reservation, true);
+        if (needsRehash(user.password_hash)) await rehash(ctx, passwords, user, body.password);
         const { token } = await ctx.sessions.create(user.id, user.merchant_id);
         const session = (await ctx.sessions.resolve(token))!;
         ctx.setCookie(token, session.expiresAt);
@@ -71,4 +73,29 @@ export function sessionRoutes(limiter: Limiter) {
       },
     }),
   ];
+}
+
+/**
+ * A hash made with less than today's cost is replaced now, while the password is at hand; only if it is still the
+ * one that was checked (another sign-in may have replaced it already). A failure here does not fail the sign-in: the
+ * next one tries again.
+ */
+async function rehash(
+  ctx: DashboardContext,
+  passwords: PasswordChecker,
+  user: { id: string; merchant_id: string; password_hash: string },
+  password: string,
+): Promise<void> {
+  try {
+    const fresh = await passwords.hash(password);
+    await ctx.sql`
+      update dashboard_users set password_hash = ${fresh}
+      where id = ${user.id} and merchant_id = ${user.merchant_id} and password_hash = ${user.password_hash}`;
+    ctx.log.info('dashboard password rehashed at today’s cost', { user_id: user.id });
+  } catch (err) {
+    ctx.log.warn('dashboard password rehash failed; the next sign-in tries again', {
+      user_id: user.id,
+      err: err as Error,
+    });
+  }
 }

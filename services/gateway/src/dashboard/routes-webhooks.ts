@@ -1,13 +1,11 @@
 import { decryptionKeys, type CommonConfig } from '@platform/shared/config';
-import { decryptSecretWithAny, secretPlace } from '@platform/shared/crypto';
+import { decryptSecretWithAny } from '@platform/shared/crypto';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
-import { verifyPassword } from '@platform/shared/passwords';
 import { route, type DashboardContext } from './define.ts';
+import type { PasswordChecker } from './password-check.ts';
 import { EndpointIdParams, PasswordBody, ReplayCount, ReplayCountQuery, RevealedSecret } from './schemas.ts';
-import type { createSigninLimiter } from './signin-limit.ts';
-
-type Limiter = ReturnType<typeof createSigninLimiter>;
+import type { SigninLimiter } from './signin-limit.ts';
 
 /**
  * What the Webhooks page needs beyond the public API: the secret revealed again after the password is entered again
@@ -15,7 +13,8 @@ type Limiter = ReturnType<typeof createSigninLimiter>;
  * itself goes through the API.
  */
 export function webhookRoutes(
-  limiter: Limiter,
+  limiter: SigninLimiter,
+  passwords: PasswordChecker,
   config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'> | null,
 ) {
   return [
@@ -29,26 +28,27 @@ export function webhookRoutes(
       success: { status: 200, schema: RevealedSecret, description: 'the secret' },
       async handler(ctx: DashboardContext, { params, body }) {
         const { session } = ctx;
-        // Wrong passwords here count like failed sign-ins: a left-open session cannot be used to guess the password.
-        const wait = await limiter.retryAfter(session.email, ctx.ip);
-        if (wait > 0) {
-          ctx.setHeader('Retry-After', String(wait));
+        // Wrong passwords here count like failed sign-ins, reserved before the check in the same way: a left-open
+        // session cannot be used to guess the password, however many requests it sends at once.
+        const reserved = await limiter.reserve(session.email, ctx.ip);
+        if ('retryAfter' in reserved) {
+          ctx.setHeader('Retry-After', String(reserved.retryAfter));
           throw new ApiError('RATE_LIMITED', 'Too many wrong passwords; try again later');
         }
-        const [user] = await ctx.sql<{ password_hash: string }[]>`
-          select password_hash from dashboard_users where id = ${session.userId} and merchant_id = ${session.merchantId}`;
-        if (!user || !(await verifyPassword(body.password, user.password_hash))) {
-          await limiter.recordFailure(session.email, ctx.ip);
-          throw new ApiError('FORBIDDEN', 'The password is not right');
-        }
+        const ok = await limiter.checking(reserved.reservation, async () => {
+          const [user] = await ctx.sql<{ password_hash: string }[]>`
+            select password_hash from dashboard_users where id = ${session.userId} and merchant_id = ${session.merchantId}`;
+          return user ? passwords.verify(body.password, user.password_hash) : false;
+        });
+        if (!ok) throw new ApiError('FORBIDDEN', 'The password is not right');
+        await limiter.release(reserved.reservation, true);
         const [endpoint] = isId('we', params.endpoint_id)
           ? await ctx.sql<{ secret_encrypted: string }[]>`
               select secret_encrypted from webhook_endpoints where id = ${params.endpoint_id} and merchant_id = ${session.merchantId}`
           : [];
         if (!endpoint) throw new ApiError('NOT_FOUND', 'No such webhook endpoint');
         ctx.log.info('webhook secret revealed', { endpoint_id: params.endpoint_id, user_id: session.userId });
-        const place = secretPlace('webhook-secret', params.endpoint_id, session.merchantId);
-        return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted, place).plaintext };
+        return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted).plaintext };
       },
     }),
     route({

@@ -1,51 +1,83 @@
 import type { Sql } from '@platform/shared/db';
 
 /**
- * Failed sign-ins, counted in Postgres so that every gateway replica sees the same counts: per account (the e-mail,
- * whether or not it exists, so that the answer does not tell which do) and per client IP. A subject that reached its
- * limit is refused, even with the right password, until its window (which opened at its first failure) ends.
+ * Password attempts (sign-in, and the password entered again to reveal a webhook secret), counted in Postgres so
+ * that every gateway replica sees the same counts. An attempt is reserved before its password is checked, by one
+ * statement (migration 026's dashboard_signin_reserve) that counts it against all of its subjects or, when one of
+ * them is full, against none and answers how long to wait. So however many attempts arrive at once, no more than a
+ * subject's limit are checked in its window (which opened at its first attempt), and the attempts refused for one
+ * subject use up nothing of the others'.
+ *
+ * The subjects: the account from this client address (the tight limit: a guesser at one address cannot lock the
+ * owner out from another), the account from anywhere (a higher bound on guessing from many addresses) and the
+ * address across accounts (an office behind one address signs in many users). The account is the e-mail as typed,
+ * whether or not a user has it, so that the answers do not tell which accounts exist.
  */
 export const SIGNIN_WINDOW_SECONDS = 900;
 
 export interface SigninLimits {
+  perAccountAndIp: number;
   perAccount: number;
   perIp: number;
 }
 
+/** A reserved attempt: what to release if its password turns out right or it was never checked. */
+export interface Reservation {
+  subjects: string[];
+  /** The accounts-from-this-address subject, cleared by a right password. */
+  accountAndIp: string;
+  at: Date;
+}
+
+export type Reserved = { reservation: Reservation } | { retryAfter: number };
+
 export function createSigninLimiter(sql: Sql, limits: SigninLimits) {
-  const subjects = (email: string, ip: string) => [
-    { subject: `account:${email.toLowerCase()}`, max: limits.perAccount },
-    { subject: `ip:${ip}`, max: limits.perIp },
-  ];
+  const subjects = (email: string, ip: string) => {
+    const account = email.toLowerCase();
+    return [
+      { subject: `account+ip:${account} ${ip}`, max: limits.perAccountAndIp },
+      { subject: `account:${account}`, max: limits.perAccount },
+      { subject: `ip:${ip}`, max: limits.perIp },
+    ];
+  };
+  /**
+   * The attempt did not guess (the password was right, or it was never checked): it no longer counts. A right
+   * password also forgives this address's earlier typos on the account; others' attempts still count.
+   */
+  const release = async (reservation: Reservation, passwordWasRight: boolean): Promise<void> => {
+    // A window that started again after the reservation does not hold it.
+    await sql`
+      update dashboard_signin_failures set count = greatest(count - 1, 0)
+      where subject in ${sql(reservation.subjects)} and window_start <= ${reservation.at}`;
+    if (passwordWasRight) await sql`delete from dashboard_signin_failures where subject = ${reservation.accountAndIp}`;
+  };
   return {
-    /** Seconds until a refused subject may try again, or 0 when neither has reached its limit. */
-    async retryAfter(email: string, ip: string): Promise<number> {
+    release,
+    /** Counts one attempt before its password is checked, or says how many seconds until one may be made. */
+    async reserve(email: string, ip: string): Promise<Reserved> {
       const checks = subjects(email, ip);
-      const rows = await sql<{ subject: string; count: number; remaining: number }[]>`
-        select subject, count, ceil(extract(epoch from window_start + make_interval(secs => ${SIGNIN_WINDOW_SECONDS}) - now()))::int as remaining
-        from dashboard_signin_failures
-        where subject in ${sql(checks.map((c) => c.subject))} and window_start > now() - make_interval(secs => ${SIGNIN_WINDOW_SECONDS})`;
-      let wait = 0;
-      for (const row of rows) {
-        const max = checks.find((c) => c.subject === row.subject)!.max;
-        if (row.count >= max) wait = Math.max(wait, row.remaining, 1);
-      }
-      return wait;
+      const names = checks.map((c) => c.subject);
+      // now() in the same statement is the reservation's own time (the function's transaction's).
+      const [row] = await sql<{ wait: number; at: Date }[]>`
+        select dashboard_signin_reserve(${names}::text[], ${checks.map((c) => c.max)}::int[], ${SIGNIN_WINDOW_SECONDS}) as wait,
+               now() as at`;
+      if (row!.wait > 0) return { retryAfter: row!.wait };
+      return { reservation: { subjects: names, accountAndIp: names[0]!, at: row!.at } };
     },
-    async recordFailure(email: string, ip: string): Promise<void> {
-      for (const { subject } of subjects(email, ip)) {
-        await sql`
-          insert into dashboard_signin_failures (subject, window_start, count) values (${subject}, now(), 1)
-          on conflict (subject) do update set
-            count = case when dashboard_signin_failures.window_start > now() - make_interval(secs => ${SIGNIN_WINDOW_SECONDS})
-                         then dashboard_signin_failures.count + 1 else 1 end,
-            window_start = case when dashboard_signin_failures.window_start > now() - make_interval(secs => ${SIGNIN_WINDOW_SECONDS})
-                                then dashboard_signin_failures.window_start else now() end`;
+    /**
+     * The reserved attempt's check. One that could not be made (the process's password work was full, the database
+     * failed) guessed nothing, so its reservation is released before the error goes on.
+     */
+    async checking<T>(reservation: Reservation, check: () => Promise<T>): Promise<T> {
+      try {
+        return await check();
+      } catch (err) {
+        // The check's own error is the one to report, whether or not the release got through.
+        await release(reservation, false).catch(() => undefined);
+        throw err;
       }
-    },
-    /** A successful sign-in clears the account's failures (not the IP's: one right password does not vouch for it). */
-    async recordSuccess(email: string): Promise<void> {
-      await sql`delete from dashboard_signin_failures where subject = ${`account:${email.toLowerCase()}`}`;
     },
   };
 }
+
+export type SigninLimiter = ReturnType<typeof createSigninLimiter>;
