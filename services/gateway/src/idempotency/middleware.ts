@@ -114,6 +114,7 @@ export function createIdempotency(deps: {
                 data: openReply(keys, { owner, key }, state.kept.body),
               };
               res.setHeader('Idempotent-Replayed', 'true');
+              res.setHeader('Original-Request', state.kept.requestId);
             } else counted('claimed');
             captureAnswer(res, (answer) => settle(owner, key, requestId, answer, res.locals[OUTCOME_UNKNOWN] === true));
             return next();

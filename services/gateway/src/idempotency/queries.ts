@@ -14,8 +14,11 @@ export interface StoredAnswer {
 
 /** A key's row as the claim found it. */
 export type KeyState =
-  /** `kept`: the reply the service kept on the key for a first request it answered too late (sealed). */
-  | { kind: 'claimed'; kept?: { headers: Record<string, string>; body: Buffer } }
+  /**
+   * `kept`: the reply the service kept on the key for an earlier request (sealed), and that request's id; it may
+   * still be running (its gateway stores the answer it got), or its gateway gave up on it, or stopped.
+   */
+  | { kind: 'claimed'; kept?: { headers: Record<string, string>; body: Buffer; requestId: string } }
   | { kind: 'absent' }
   | { kind: 'running'; fingerprint: Buffer }
   | { kind: 'answered'; fingerprint: Buffer; requestId: string; answer: StoredAnswer };
@@ -68,7 +71,7 @@ export async function claimKey(
   if (!row) return { kind: 'claimed' };
   if (row.claimed)
     return row.kept_headers && row.kept_body
-      ? { kind: 'claimed', kept: { headers: row.kept_headers, body: row.kept_body } }
+      ? { kind: 'claimed', kept: { headers: row.kept_headers, body: row.kept_body, requestId: row.request_id! } }
       : { kind: 'claimed' };
   if (!row.fingerprint) return { kind: 'absent' };
   if (row.status === null) return { kind: 'running', fingerprint: row.fingerprint };
