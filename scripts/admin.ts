@@ -6,6 +6,7 @@ import { migrate } from '@platform/shared/migrate';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
 import * as payouts from './admin/payouts.ts';
+import * as platformAccounts from './admin/platform-accounts.ts';
 import * as platformKeys from './admin/platform-keys.ts';
 import * as programme from './admin/programme.ts';
 import * as secrets from './admin/secrets.ts';
@@ -29,6 +30,7 @@ const USAGE = `usage: npm run -s admin -- <command>        (-s: npm prints no ba
   coupon list <merchant_id> [--affiliate <affiliate_id>]
   coupon delete <merchant_id> <coupon_id>
 ${platformKeys.PLATFORM_KEY_USAGE}
+${platformAccounts.PLATFORM_ACCOUNT_USAGE}
 ${payouts.PAYOUT_USAGE}
 ${webhooks.WEBHOOK_USAGE}
 ${secrets.SECRETS_USAGE}`;
@@ -80,6 +82,8 @@ const COMMANDS: Record<string, Handler> = {
   'platform-key create': (sql, _, v) => platformKeys.createPlatformKey(sql, v.mode, rateLimitOf(v)),
   'platform-key revoke': (sql, [id]) => platformKeys.revokePlatformKey(sql, need(id, '<key_id>')),
   'platform-key list': (sql) => platformKeys.listPlatformKeys(sql),
+  'platform-account bind': (sql, [id, merchantId]) =>
+    platformAccounts.bindPlatformAccount(sql, need(id, '<acct_id>'), need(merchantId, '<merchant_id>')),
 };
 
 function parse(argv: string[]) {

@@ -36,7 +36,7 @@ t.test('the ledger side of a platform payout: idempotent per affiliate payout, r
   t.match(ledgerPayoutId, /^po_/);
   const transfers = await platform.sql`select id from ledger_movements where kind = 'transfer'`;
   t.equal(transfers.length, 1);
-  t.same((await stack.test.balance.retrieve({}, { stripeAccount: account.id })).available, [
+  t.same((await stack.live.balance.retrieve({}, { stripeAccount: account.id })).available, [
     { amount: 4000, currency: 'usd' },
   ]);
   const [row] = await platform.sql`select holder, amount::int, funded_by, affiliate_payout_id from payment_payouts`;

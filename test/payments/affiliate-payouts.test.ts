@@ -53,7 +53,7 @@ t.test(
       t.match(sent.body, { status: 'sent', method: 'platform', reference: /^po_/ });
     }
     // The transfers left the merchant's balance at once: 500.00 less four payouts of 60.00.
-    t.same((await stack.test.balance.retrieve({}, asAccount)).available, [{ amount: 26_000, currency: 'usd' }]);
+    t.same((await stack.live.balance.retrieve({}, asAccount)).available, [{ amount: 26_000, currency: 'usd' }]);
 
     const settled = await eventually(
       async () => {
@@ -75,7 +75,7 @@ t.test(
       t.equal(row!['status'], 'paid');
     }
     // The failed payout's 60.00 came back to the merchant's account.
-    t.same((await stack.test.balance.retrieve({}, asAccount)).available, [{ amount: 32_000, currency: 'usd' }]);
+    t.same((await stack.live.balance.retrieve({}, asAccount)).available, [{ amount: 32_000, currency: 'usd' }]);
 
     const hooks = await eventually(
       async () => (receiver.received.length >= 8 ? receiver.received : undefined),
@@ -109,7 +109,7 @@ t.test('without a connected account, or without the funds, a platform payout sta
   const [payout] = (await m.client.post('/api/v1/payouts', {})).body.data as { id: string }[];
   const noAccount = await m.client.patch(`/api/v1/payouts/${payout!.id}`, { status: 'sent', method: 'platform' });
   t.equal(noAccount.status, 409);
-  t.match(noAccount.body, { error: { code: 'CONFLICT', message: /no connected account/ } });
+  t.match(noAccount.body, { error: { code: 'CONFLICT', message: /no live connected account/ } });
   await fundedAccount(stack, 1000, {}, { merchant_id: m.id });
   const short = await m.client.patch(`/api/v1/payouts/${payout!.id}`, { status: 'sent', method: 'platform' });
   t.equal(short.status, 409);

@@ -188,8 +188,10 @@ t.test('refusals in Stripe\u2019s shape, with Stripe\u2019s statuses', async (t)
     },
   });
 
-  // Accounts and their links: a merchant link must name a merchant; links lead only to http(s) addresses.
-  t.same(await call(stack, 'POST', '/v1/accounts', 'metadata[merchant_id]=mer_nope'), {
+  // Accounts and their links: a merchant link (a live key's) must name a merchant; links lead only to http(s)
+  // addresses.
+  const live = { authorization: `Bearer ${stack.liveKey.key}` };
+  t.same(await call(stack, 'POST', '/v1/accounts', 'metadata[merchant_id]=mer_nope', live), {
     status: 400,
     body: {
       error: { type: 'invalid_request_error', message: "No such merchant: 'mer_nope'", param: 'metadata[merchant_id]' },

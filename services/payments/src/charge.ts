@@ -1,43 +1,80 @@
 import { newId } from '@platform/shared/ids';
+import type { Logger } from '@platform/shared/log';
 import type { TransactionSql } from '@platform/shared/db';
 import { invalidRequest, StripeError } from '@platform/shared/payments/errors';
+import type { PaymentsDeps } from './deps.ts';
 import { chargeMovement, processingFee } from './ledger-rules.ts';
-import type { PaymentsContext } from './operation.ts';
 import { presentPaymentIntent } from './present.ts';
 import { postMovement } from './queries/ledger.ts';
-import type { PaymentIntentRow } from './queries/payment-intents.ts';
+import { findPaymentIntent, type PaymentIntentRow } from './queries/payment-intents.ts';
+import { finishProcessing, type ProcessedChange, type ProcessingIntent } from './queries/processing.ts';
 
-/** The intent's fields that a confirmation changes. */
-export type Confirmation = Pick<PaymentIntentRow, 'status' | 'payment_method' | 'last_payment_error'> & {
-  amount_received?: number;
-  /** Money was taken: the ledger records it (record below). */
-  captured?: { amount: number; fundsAvailableAtOnce: boolean };
-};
+/** A processor call's outcome: the intent's change, and the money taken (automatic or manual capture), if any. */
+export type Confirmation = ProcessedChange & { captured?: { amount: number; fundsAvailableAtOnce: boolean } };
 
 /**
- * What confirming an intent with a payment method makes of it, decided by the processor and nothing else (no
- * database): Stripe's next status, and whether money was taken (automatic capture). The caller writes it: a new
- * intent in one insert, an existing, locked one in one update, with the ledger's record in the same transaction.
+ * Refuses, before anything is written, a payment method the processor does not have in the key's mode. A test
+ * method with a live key gets Stripe's own answer for a test object in live mode: test money never becomes live money.
  */
-export async function confirmation(
-  ctx: PaymentsContext,
-  intent: Pick<PaymentIntentRow, 'amount' | 'currency' | 'status' | 'payment_method' | 'capture_method'>,
-  paymentMethod: string,
-): Promise<Confirmation> {
-  const amount = Number(intent.amount);
-  const outcome = await ctx.deps.processor.authorize({
+export async function checkPaymentMethod(deps: PaymentsDeps, livemode: boolean, paymentMethod: string) {
+  const found = await deps.processor.lookup(paymentMethod, livemode);
+  if (found === 'usable') return;
+  const similar =
+    found === 'other_mode'
+      ? '; a similar object exists in test mode, but a live mode key was used to make this request.'
+      : '';
+  throw invalidRequest(`No such PaymentMethod: '${paymentMethod}'${similar}`, {
+    code: 'resource_missing',
+    param: 'payment_method',
+  });
+}
+
+/**
+ * Asks the processor what an intent in `processing` asked (no database, no lock held): confirm authorizes, then
+ * captures unless capture is manual; capture captures. The idempotency keys are the intent, the operation and the
+ * attempt, so that the reconciler asking again after a crash gets the first answers and no money moves twice.
+ */
+export async function askProcessor(deps: PaymentsDeps, intent: ProcessingIntent): Promise<Confirmation> {
+  const { paymentMethod, amount, currency, actionCompleted } = intent.processing_request;
+  const key = (operation: string) => `${intent.id}:${operation}:${intent.processor_attempts}`;
+  const capture = async (): Promise<Confirmation> => {
+    const taken = await deps.processor.capture({
+      idempotencyKey: key('capture'),
+      paymentMethod,
+      amount,
+      currency,
+      livemode: intent.livemode,
+    });
+    return {
+      status: 'succeeded',
+      last_payment_error: null,
+      amount_received: amount,
+      captured: { amount, fundsAvailableAtOnce: taken.fundsAvailableAtOnce },
+    };
+  };
+  if (intent.processing_operation === 'capture') return capture();
+  const outcome = await deps.processor.authorize({
+    idempotencyKey: key('confirm'),
     paymentMethod,
     amount,
-    currency: intent.currency,
-    livemode: ctx.livemode,
-    actionCompleted: intent.status === 'requires_action' && intent.payment_method === paymentMethod,
+    currency,
+    livemode: intent.livemode,
+    actionCompleted: actionCompleted ?? false,
   });
+  const method = { id: paymentMethod, object: 'payment_method' as const };
   switch (outcome.kind) {
     case 'unknown_method':
-      throw invalidRequest(`No such PaymentMethod: '${paymentMethod}'`, {
-        code: 'resource_missing',
-        param: 'payment_method',
-      });
+      // Looked up before the intent was written; a processor that forgot it since is answered as Stripe would.
+      return {
+        status: 'requires_payment_method',
+        payment_method: null,
+        last_payment_error: {
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          message: `No such PaymentMethod: '${paymentMethod}'`,
+          payment_method: method,
+        },
+      };
     case 'declined':
       return {
         status: 'requires_payment_method',
@@ -47,29 +84,53 @@ export async function confirmation(
           code: outcome.code,
           decline_code: outcome.declineCode,
           message: outcome.message,
-          payment_method: { id: paymentMethod, object: 'payment_method' },
+          payment_method: method,
         },
       };
     case 'action_required':
       return { status: 'requires_action', payment_method: paymentMethod, last_payment_error: null };
-    case 'authorized': {
+    case 'authorized':
       if (intent.capture_method === 'manual')
         return { status: 'requires_capture', payment_method: paymentMethod, last_payment_error: null };
-      const taken = await ctx.deps.processor.capture({ paymentMethod, amount, currency: intent.currency });
-      return {
-        status: 'succeeded',
-        payment_method: paymentMethod,
-        last_payment_error: null,
-        amount_received: amount,
-        captured: { amount, fundsAvailableAtOnce: taken.fundsAvailableAtOnce },
-      };
-    }
+      return { ...(await capture()), payment_method: paymentMethod };
   }
+}
+
+/**
+ * Finishes an intent committed as `processing`: asks the processor (outside any transaction), then writes the
+ * outcome and the ledger's record in one transaction, if this attempt is still in flight. A processor that fails to
+ * answer leaves the intent `processing` for the reconciler, which asks again with the same keys. Answers the intent
+ * as it then is, with the outcome that made it so (null: none known here).
+ */
+export async function settle(
+  deps: PaymentsDeps,
+  intent: ProcessingIntent,
+  log: Logger,
+): Promise<{ row: PaymentIntentRow; decision: Confirmation | null }> {
+  let decision: Confirmation;
+  try {
+    decision = await askProcessor(deps, intent);
+  } catch (err) {
+    log.warn('processor call failed; the intent stays processing for the reconciler', { err, intent: intent.id });
+    return { row: intent, decision: null };
+  }
+  const { captured, ...change } = decision;
+  const written = await deps.sql.begin(async (tx) => {
+    const row = await finishProcessing(tx, intent, change);
+    if (row && captured) await recordCharge(deps, tx, row, captured);
+    return row;
+  });
+  if (written) return { row: written, decision };
+  // Another finisher wrote this attempt's outcome (the same, replayed by the processor): answer what it wrote.
+  const current = await findPaymentIntent(deps.sql, intent.livemode, intent.account_id, intent.id);
+  return { row: current!, decision };
 }
 
 /** The answer to a confirmation: the intent, or (declined) the card error that carries it, status 402. */
 export function confirmed(row: PaymentIntentRow, decision: Confirmation | null) {
   const error = row.last_payment_error;
+  if (decision?.status === 'requires_payment_method' && error?.type === 'invalid_request_error')
+    throw invalidRequest(error.message, { code: error.code, param: 'payment_method' });
   if (decision?.status === 'requires_payment_method' && error)
     throw new StripeError(402, {
       type: 'card_error',
@@ -86,10 +147,13 @@ export function confirmed(row: PaymentIntentRow, decision: Confirmation | null) 
  * (the transfer destination's, the Stripe-Account's, or the platform's) less the processor's fee, and the balance
  * transaction that shows it, pending until its funds are available.
  */
-export async function recordCharge(
-  ctx: PaymentsContext,
+async function recordCharge(
+  deps: PaymentsDeps,
   tx: TransactionSql,
-  intent: Pick<PaymentIntentRow, 'id' | 'currency' | 'transfer_destination' | 'account_id' | 'description'>,
+  intent: Pick<
+    PaymentIntentRow,
+    'id' | 'livemode' | 'currency' | 'transfer_destination' | 'account_id' | 'description'
+  >,
   captured: { amount: number; fundsAvailableAtOnce: boolean },
 ): Promise<void> {
   const { amount, fundsAvailableAtOnce } = captured;
@@ -102,8 +166,8 @@ export async function recordCharge(
     currency: intent.currency,
     availableAtOnce: fundsAvailableAtOnce,
   });
-  const availableOn = new Date(Date.now() + (fundsAvailableAtOnce ? 0 : ctx.deps.availabilityDelaySeconds * 1000));
-  await postMovement(tx, ctx.livemode, intent.id, movement, {
+  const availableOn = new Date(Date.now() + (fundsAvailableAtOnce ? 0 : deps.availabilityDelaySeconds * 1000));
+  await postMovement(tx, intent.livemode, intent.id, movement, {
     id: newId('txn'),
     holder,
     type: holder === 'platform' ? 'charge' : 'payment',

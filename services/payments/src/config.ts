@@ -26,6 +26,19 @@ export const PaymentsEnv = Type.Object({
     maximum: 60_000,
     description: 'how often pending funds that came due are made available and the payout rail moves payouts',
   }),
+  PAYMENT_PROCESSING_RECOVER_AFTER_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description:
+      'a payment intent left processing this long (its request stopped between the processor call and the write of its outcome) is finished by the reconciler, asking the processor again with the same idempotency key',
+  }),
+  LEDGER_RECONCILE_INTERVAL_MS: Type.Integer({
+    default: 300_000,
+    minimum: 100,
+    maximum: 86_400_000,
+    description: 'how often every balance is compared with the sum of its ledger entries',
+  }),
   ACCOUNT_LINK_TTL_S: Type.Integer({
     default: 300,
     minimum: 1,

@@ -7,7 +7,7 @@ export interface PaymentsDeps {
   publicBaseUrl: string;
   /** Encrypts bank account details at rest. */
   encryptionKey: Buffer;
-  /** Charges payment methods; the sandbox in both modes until a real processor is configured. */
+  /** Charges payment methods; the sandbox (test mode only: it has no live payment methods) until a real one is configured. */
   processor: PaymentProcessor;
   availabilityDelaySeconds: number;
   payoutRailStepMs: number;

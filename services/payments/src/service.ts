@@ -1,4 +1,5 @@
 import { encryptionKey } from '@platform/shared/config';
+import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { PaymentsConfig } from './config.ts';
@@ -18,7 +19,9 @@ import {
   retrievePaymentIntentOperation,
 } from './operations/payment-intents.ts';
 import { createPayoutOperation, listPayoutsOperation, retrievePayoutOperation } from './operations/payouts.ts';
-import { sandboxProcessor } from './processor.ts';
+import { sandboxProcessor, type PaymentProcessor } from './processor.ts';
+import { startLedgerReconciler } from './reconcile-ledger.ts';
+import { startProcessingReconciler } from './reconcile-processing.ts';
 import { servePayments, type Handler } from './rpc.ts';
 
 /**
@@ -26,7 +29,12 @@ import { servePayments, type Handler } from './rpc.ts';
  * balance transactions, and payouts. It answers the gateway over NATS (rpc.ts); its clock makes pending funds
  * available and moves payouts along the sandbox rail.
  */
-export async function startPaymentsService(config: PaymentsConfig, log?: Logger): Promise<ServiceRuntime> {
+export async function startPaymentsService(
+  config: PaymentsConfig,
+  log?: Logger,
+  /** The processor on the service's pool: the sandbox unless a real one is given. */
+  processor: (sql: Sql) => PaymentProcessor = sandboxProcessor,
+): Promise<ServiceRuntime> {
   return startService({
     name: 'payments',
     config,
@@ -38,7 +46,7 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
         sql: runtime.sql,
         publicBaseUrl: config.PUBLIC_BASE_URL,
         encryptionKey: encryptionKey(config),
-        processor: sandboxProcessor,
+        processor: processor(runtime.sql),
         availabilityDelaySeconds: config.PAYMENTS_AVAILABILITY_DELAY_S,
         payoutRailStepMs: config.PAYOUT_RAIL_STEP_MS,
         accountLinkTtlSeconds: config.ACCOUNT_LINK_TTL_S,
@@ -75,6 +83,8 @@ export async function startPaymentsService(config: PaymentsConfig, log?: Logger)
         }),
         startClock(deps, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
         startSettlementReporter(deps, runtime.nc, config.NATS_PREFIX, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
+        startProcessingReconciler(deps, runtime.log, config.PAYMENT_PROCESSING_RECOVER_AFTER_MS),
+        startLedgerReconciler(deps, runtime.log, runtime.registry, config.LEDGER_RECONCILE_INTERVAL_MS),
       ]);
     },
   });

@@ -16,8 +16,9 @@ const FUNDING_METHODS: { value: Funding['payment_method']; label: string }[] = [
 ];
 
 /**
- * Balance: the merchant's connected account on the platform payment API, which funds platform payouts to
- * affiliates: its onboarding (with a link to complete it), its balance, funding it, and its transactions.
+ * Balance: the merchant's connected account on the platform payment API, which (live) funds platform payouts to
+ * affiliates: its onboarding (with a link to complete it), its balance, funding it with test cards (test mode only),
+ * and its transactions.
  */
 export function BalancePage() {
   const [round, setRound] = useState(0);
@@ -35,7 +36,8 @@ export function BalancePage() {
             <>
               <Onboarding account={o.account} />
               <Figures overview={o} />
-              <Fund onFunded={() => setRound((r) => r + 1)} />
+              {/* Test cards fund test accounts only: a live account is funded by real payments to it. */}
+              {o.account.livemode ? null : <Fund onFunded={() => setRound((r) => r + 1)} />}
               <Transactions round={round} />
             </>
           )
@@ -92,7 +94,7 @@ function Figures(props: { overview: Overview }) {
     <section aria-labelledby="figures-heading">
       <h2 id="figures-heading">Balance</h2>
       {currencies.length === 0 ? (
-        <Empty>Nothing yet: fund the account below.</Empty>
+        <Empty>{props.overview.account?.livemode ? 'Nothing yet.' : 'Nothing yet: fund the account below.'}</Empty>
       ) : (
         <div class="table-wrap" tabIndex={0}>
           <table>

@@ -123,11 +123,15 @@ export function balanceRoutes(payments: PaymentsCaller | null) {
       operationId: 'fundBalance',
       method: 'post',
       path: '/dashboard/api/balance/fund',
-      summary: 'Fund the connected account: a payment intent to it, confirmed at once',
+      summary: 'Fund a test-mode connected account: a payment intent to it with a test card, confirmed at once',
       body: BalanceFunding,
       success: { status: 201, schema: BalanceFundingResult, description: 'the payment intent as it ended' },
       async handler(ctx: DashboardContext, { body }) {
         const account = await requireAccount(ctx);
+        // Live money comes from real payments to the account; the dashboard's cards are the sandbox's test cards,
+        // which live mode refuses anyway.
+        if (account.livemode)
+          throw new ApiError('CONFLICT', 'A live account is funded by real payments to it, not from the dashboard');
         const amount = decimalToMinor(body.amount, body.currency);
         if (amount === null)
           throw new ApiError('INVALID_INPUT', 'The request is invalid', [

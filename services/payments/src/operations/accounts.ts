@@ -11,7 +11,9 @@ import { cleanMetadata, checkCurrency } from './params.ts';
 export const createAccountOperation = (deps: PaymentsDeps) =>
   definePaymentsOperation(deps, paymentsApi.createAccount, async (ctx, params) => {
     const metadata = cleanMetadata(params.metadata);
-    const merchantId = metadata['merchant_id'] ?? null;
+    // Only a live key binds the account to a merchant (its funds then pay the merchant's affiliate payouts); with a
+    // test key metadata[merchant_id] is kept as plain metadata, as any other key. The operator binds test accounts.
+    const merchantId = ctx.livemode ? (metadata['merchant_id'] ?? null) : null;
     if (merchantId !== null && !(isId('mer', merchantId) && (await merchantExists(ctx.sql, merchantId))))
       throw invalidRequest(`No such merchant: '${merchantId}'`, { param: 'metadata[merchant_id]' });
     const row = await insertAccount(ctx.sql, {

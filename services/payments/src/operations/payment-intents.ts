@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Queryable } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import { invalidRequest, resourceMissing } from '@platform/shared/payments/errors';
 import { paymentsApi } from '@platform/shared/payments/operations';
-import { confirmation, confirmed, recordCharge } from '../charge.ts';
+import { checkPaymentMethod, confirmed, settle } from '../charge.ts';
 import type { PaymentsDeps } from '../deps.ts';
 import { listPage } from '../list.ts';
 import { definePaymentsOperation } from '../operation.ts';
@@ -17,6 +18,7 @@ import {
   type PaymentIntentRow,
   type PaymentIntentStatus,
 } from '../queries/payment-intents.ts';
+import { beginProcessing } from '../queries/processing.ts';
 import { checkCurrency, cleanMetadata } from './params.ts';
 
 const CONFIRMABLE: PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation', 'requires_action'];
@@ -25,7 +27,6 @@ const CANCELABLE: PaymentIntentStatus[] = [
   'requires_capture',
   'requires_confirmation',
   'requires_action',
-  'processing',
 ];
 
 const DONE: Record<'confirm' | 'capture' | 'cancel', string> = {
@@ -71,21 +72,22 @@ export const createPaymentIntentOperation = (deps: PaymentsDeps) =>
       metadata: cleanMetadata(params.metadata),
       client_secret: `${id}_secret_${randomBytes(18).toString('base64url')}`,
     };
-    // A new intent confirmed at once is written once, as the processor left it, with the ledger's record.
-    const decision = params.confirm ? await confirmation(ctx, intent, params.payment_method!) : null;
-    const row = await ctx.sql.begin(async (tx) => {
-      const inserted = await insertPaymentIntent(tx, {
-        ...intent,
+    if (params.payment_method) await checkPaymentMethod(ctx.deps, ctx.livemode, params.payment_method);
+    // Confirmed at once: committed as processing before the processor is called (settle), so that a crash between
+    // the call and the write of its outcome leaves a row the reconciler finishes.
+    const insert = (tx: Queryable) =>
+      insertPaymentIntent(tx, { ...intent, amount: params.amount, last_payment_error: null, amount_received: 0 });
+    if (!params.confirm) return presentPaymentIntent(await insert(ctx.sql));
+    const processing = await ctx.sql.begin(async (tx) =>
+      beginProcessing(tx, await insert(tx), 'confirm', {
+        paymentMethod: params.payment_method!,
         amount: params.amount,
-        status: decision?.status ?? intent.status,
-        payment_method: decision ? decision.payment_method : intent.payment_method,
-        last_payment_error: decision?.last_payment_error ?? null,
-        amount_received: decision?.amount_received ?? 0,
-      });
-      if (decision?.captured) await recordCharge(ctx, tx, inserted, decision.captured);
-      return inserted;
-    });
-    return confirmed(row, decision);
+        currency,
+        actionCompleted: false,
+      }),
+    );
+    const settled = await settle(ctx.deps, processing, ctx.log);
+    return confirmed(settled.row, settled.decision);
   });
 
 export const retrievePaymentIntentOperation = (deps: PaymentsDeps) =>
@@ -108,23 +110,31 @@ export const listPaymentIntentsOperation = (deps: PaymentsDeps) =>
 
 export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
   definePaymentsOperation(deps, paymentsApi.confirmPaymentIntent, async (ctx, params, id) => {
-    const result = await ctx.sql.begin(async (tx) => {
-      const intent = await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true);
-      if (!intent) throw resourceMissing('payment_intent', id, 'intent');
+    const seen = await findPaymentIntent(ctx.sql, ctx.livemode, ctx.account, id);
+    if (!seen) throw resourceMissing('payment_intent', id, 'intent');
+    const named = params.payment_method ?? seen.payment_method;
+    if (named && CONFIRMABLE.includes(seen.status)) await checkPaymentMethod(ctx.deps, ctx.livemode, named);
+    // The lock is held only to move the intent to processing; the processor is called after the commit.
+    const processing = await ctx.sql.begin(async (tx) => {
+      const intent = (await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true))!;
       if (!CONFIRMABLE.includes(intent.status)) throw unexpectedState(intent, 'confirm', CONFIRMABLE);
       const paymentMethod = params.payment_method ?? intent.payment_method;
       if (!paymentMethod) throw missingPaymentMethod();
-      const decision = await confirmation(ctx, intent, paymentMethod);
-      if (decision.captured) await recordCharge(ctx, tx, intent, decision.captured);
-      const { captured: _captured, ...change } = decision;
-      return { row: await updatePaymentIntent(tx, id, change), decision };
+      if (paymentMethod !== named) await checkPaymentMethod(ctx.deps, ctx.livemode, paymentMethod);
+      return beginProcessing(tx, intent, 'confirm', {
+        paymentMethod,
+        amount: Number(intent.amount),
+        currency: intent.currency,
+        actionCompleted: intent.status === 'requires_action' && intent.payment_method === paymentMethod,
+      });
     });
-    return confirmed(result.row, result.decision);
+    const settled = await settle(ctx.deps, processing, ctx.log);
+    return confirmed(settled.row, settled.decision);
   });
 
 export const capturePaymentIntentOperation = (deps: PaymentsDeps) =>
   definePaymentsOperation(deps, paymentsApi.capturePaymentIntent, async (ctx, params, id) => {
-    const row = await ctx.sql.begin(async (tx) => {
+    const processing = await ctx.sql.begin(async (tx) => {
       const intent = await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true);
       if (!intent) throw resourceMissing('payment_intent', id, 'intent');
       if (intent.status !== 'requires_capture') throw unexpectedState(intent, 'capture', ['requires_capture']);
@@ -134,19 +144,12 @@ export const capturePaymentIntentOperation = (deps: PaymentsDeps) =>
           `The amount to capture (${amount}) is greater than the amount capturable (${intent.amount}).`,
           { code: 'amount_too_large', param: 'amount_to_capture' },
         );
-      const taken = await ctx.deps.processor.capture({
-        paymentMethod: intent.payment_method!,
-        amount,
-        currency: intent.currency,
-      });
-      await recordCharge(ctx, tx, intent, { amount, fundsAvailableAtOnce: taken.fundsAvailableAtOnce });
-      return updatePaymentIntent(tx, id, {
-        status: 'succeeded',
-        amount_received: amount,
-        ...(params.metadata ? { metadata: cleanMetadata({ ...intent.metadata, ...params.metadata }) } : {}),
-      });
+      const metadata = params.metadata ? cleanMetadata({ ...intent.metadata, ...params.metadata }) : undefined;
+      const request = { paymentMethod: intent.payment_method!, amount, currency: intent.currency };
+      return beginProcessing(tx, intent, 'capture', request, metadata);
     });
-    return presentPaymentIntent(row);
+    const settled = await settle(ctx.deps, processing, ctx.log);
+    return presentPaymentIntent(settled.row);
   });
 
 export const cancelPaymentIntentOperation = (deps: PaymentsDeps) =>

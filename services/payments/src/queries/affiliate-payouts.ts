@@ -1,11 +1,14 @@
 import type { Queryable, Sql } from '@platform/shared/db';
 import type { PayoutRow } from './payouts.ts';
 
-/** The merchant's connected account that funds its platform payouts: its newest, live before test. */
+/**
+ * The merchant's connected account that funds its platform payouts: its newest live one. Affiliate payouts are live
+ * money, so a test account (test-mode funds) never pays one, whoever bound it.
+ */
 export async function fundingAccount(sql: Queryable, merchantId: string) {
-  const [row] = await sql<{ id: string; livemode: boolean }[]>`
-    select id, livemode from payment_accounts where merchant_id = ${merchantId}
-    order by livemode desc, created_at desc, id desc limit 1`;
+  const [row] = await sql<{ id: string; livemode: true }[]>`
+    select id, livemode from payment_accounts where merchant_id = ${merchantId} and livemode
+    order by created_at desc, id desc limit 1`;
   return row;
 }
 
