@@ -16,7 +16,7 @@ import {
 const LIMIT = 5;
 const { platform } = await startWithEvents(t, {
   gateways: 2,
-  env: { TRUST_PROXY: 'true', TRACKING_RATE_LIMIT_PER_MIN: String(LIMIT) },
+  env: { TRUST_PROXY: '1', TRACKING_RATE_LIMIT_PER_MIN: String(LIMIT) },
 });
 const { sql } = platform;
 const [first, second] = platform.gateways.map((g) => `http://127.0.0.1:${g.port}`) as [string, string];

@@ -15,9 +15,9 @@ import {
 
 /**
  * Public referral tracking through the gateway: /r/… links, the tracking script and POST /t/visit. The gateway
- * trusts X-Forwarded-* here (TRUST_PROXY), as behind the ingress, so https and client IPs can be shown.
+ * trusts one proxy hop here (TRUST_PROXY=1), as behind the ingress, so https and client IPs can be shown.
  */
-const { platform, ipHashKey } = await startWithEvents(t, { env: { TRUST_PROXY: 'true' } });
+const { platform, ipHashKey } = await startWithEvents(t, { env: { TRUST_PROXY: '1' } });
 const { sql, baseUrl } = platform;
 const merchant = await platform.merchant();
 const { client } = merchant;
