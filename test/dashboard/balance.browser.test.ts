@@ -10,6 +10,7 @@ import {
   signInHttp,
 } from '../helpers/dashboard.ts';
 import { startPayments } from '../payments/setup.ts';
+import { bindPlatformAccount } from '../../scripts/admin/platform-accounts.ts';
 
 // The Balance page in real Chromium: the gateway with the dashboard and the payments service, the merchant's
 // connected account created by the platform through the official Stripe SDK.
@@ -34,12 +35,10 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
   await page.getByRole('heading', { level: 1, name: 'Balance' }).waitFor();
   await page.getByText('No connected account yet').waitFor();
 
-  // The platform creates the merchant's connected account on its payment API.
-  const account = await stack.test.accounts.create({
-    type: 'express',
-    email: 'payouts@merchant.example',
-    metadata: { merchant_id: m.id },
-  });
+  // The platform creates the merchant's connected account on its payment API; a test one is bound to the merchant by
+  // the operator (a test key cannot bind).
+  const account = await stack.test.accounts.create({ type: 'express', email: 'payouts@merchant.example' });
+  await bindPlatformAccount(platform.sql, account.id, m.id);
   await page.reload();
   await page.getByRole('heading', { level: 2, name: 'Connected account' }).waitFor();
   t.ok(await page.getByText(account.id).isVisible(), 'the account is shown');
@@ -117,7 +116,7 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
 
 t.test("another merchant's session sees no account and cannot fund or link it", async (t) => {
   const owner = await dashboardMerchant(platform);
-  await stack.test.accounts.create({ type: 'express', metadata: { merchant_id: owner.id } });
+  await bindPlatformAccount(platform.sql, (await stack.test.accounts.create({ type: 'express' })).id, owner.id);
   const other = await dashboardMerchant(platform);
   const session = await signInHttp(base, other.email);
   const overview = await sessionRequest(base, session, 'GET', '/dashboard/api/balance');
@@ -153,4 +152,17 @@ t.test("another merchant's session sees no account and cannot fund or link it", 
   });
   t.equal(tooPrecise.status, 400);
   t.strictSame(tooPrecise.body.error.details, [{ path: 'amount', message: 'has more decimals than USD has' }]);
+});
+
+t.test('a live account has no Fund button: live money comes from real payments, not test cards', async (t) => {
+  const m = await dashboardMerchant(platform);
+  const account = await stack.live.accounts.create({ type: 'express', metadata: { merchant_id: m.id } });
+  const { page } = await openPage(browser);
+  await signInBrowser(page, base, m.email);
+  await page.goto(`${base}/dashboard/balance`);
+  await page.getByRole('heading', { level: 2, name: 'Connected account' }).waitFor();
+  t.ok(await page.getByText(account.id).isVisible(), 'the live account is shown');
+  await page.getByText('Nothing yet.', { exact: true }).waitFor();
+  t.equal(await page.getByRole('heading', { name: 'Fund the account' }).count(), 0, 'no funding form');
+  t.equal(await page.getByRole('button', { name: 'Fund' }).count(), 0, 'no Fund button');
 });
