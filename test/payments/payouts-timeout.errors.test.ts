@@ -1,4 +1,6 @@
 import t from 'tap';
+import { headers as natsHeaders } from '@nats-io/nats-core';
+import { RPC_OUTCOME_HEADER, rpcSubject } from '@platform/shared/catalogue';
 import type Stripe from 'stripe';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
@@ -108,4 +110,32 @@ t.test('a gateway cut off from the reply: the service keeps it on the key, the r
   const again = await create(stack.test, 'po-cut-off');
   t.equal(again.id, made[0], 'the answer is stored: later retries replay it');
   t.equal(await available(), before - 500, 'the balance moved once');
+});
+
+t.test('a 500 from the payments service is not stored: the retry with the key asks the service again', async (t) => {
+  // Last: the service stops, and a stand-in answers every payout as a bug of the service would.
+  await stack.payments.close();
+  let asked = 0;
+  const sub = platform.nc.subscribe(rpcSubject(platform.prefix, 'payments', 'create_payout'), {
+    callback: (_err, msg) => {
+      asked++;
+      const h = natsHeaders();
+      h.set(RPC_OUTCOME_HEADER, 'error');
+      msg.respond(
+        new TextEncoder().encode(
+          JSON.stringify({ status: 500, error: { type: 'api_error', message: 'Something went wrong on our side' } }),
+        ),
+        { headers: h },
+      );
+    },
+  });
+  t.teardown(() => sub.unsubscribe());
+  await platform.nc.flush();
+  const first = await create(stack.test, 'po-broken').catch((err: unknown) => err);
+  t.equal(statusOf(first), 500);
+  t.same(await sql`select 1 from idempotency_keys where key = 'po-broken'`, [], 'the key was released');
+  const again = await create(stack.test, 'po-broken').catch((err: unknown) => err);
+  t.equal(statusOf(again), 500, 'not a replay: the service was asked again');
+  t.equal((again as { headers?: Record<string, string> }).headers?.['idempotent-replayed'], undefined);
+  t.equal(asked, 2);
 });
