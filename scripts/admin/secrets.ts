@@ -17,6 +17,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: 'vault_secrets', column: 'ciphertext', purpose: 'vault', key: ['id'], keyId: 'key_id' },
   { table: 'payment_accounts', column: 'bank_account_encrypted', purpose: 'bank-account', key: ['id'] },
   { table: 'idempotency_keys', column: 'body', purpose: 'idempotency-answer', key: ['owner', 'key'], bytes: true },
+  { table: 'idempotency_keys', column: 'reply_body', purpose: 'idempotency-reply', key: ['owner', 'key'], bytes: true },
 ];
 
 /** Rows read and rewritten per statement. */

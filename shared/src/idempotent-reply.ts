@@ -1,6 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { MsgHdrs } from '@nats-io/nats-core';
-import { createHmacKey } from './crypto.ts';
+import { decryptSecretWithAny, encryptSecret, secretPlace } from './crypto.ts';
 import { withinDeadline, type Sql } from './db.ts';
 import type { Logger } from './log.ts';
 
@@ -30,34 +29,19 @@ export interface KeptReply {
  */
 const KEEP_WITHIN_MS = 1000;
 
-// AES-256-GCM under a key of this use's own, bound to the key's row (owner and key): a reply can hold a secret shown
-// once (a webhook signing secret, a single-use link), as the gateway's stored answers can.
-const keyOf = (master: Buffer) => createHmacKey(master, 'idempotency-reply');
-const boundTo = (claim: IdempotencyClaim) =>
-  Buffer.from(['idempotency-reply', claim.owner, claim.key].map(encodeURIComponent).join(':'), 'utf8');
+// AES-256-GCM (crypto.ts) under the key of this purpose, bound to the key's row (owner and key): a reply can hold a
+// secret shown once (a webhook signing secret, a single-use link), as the gateway's stored answers can. Kept as the
+// text of the encrypted value (base64 of the data inside), so that `admin secrets re-encrypt` moves it to a new key.
+const placeOf = (claim: IdempotencyClaim) => secretPlace('idempotency-reply', claim.owner, claim.key);
+const seal = (master: Buffer, claim: IdempotencyClaim, data: Uint8Array) =>
+  Buffer.from(encryptSecret(master, Buffer.from(data).toString('base64'), placeOf(claim)));
 
-function seal(master: Buffer, claim: IdempotencyClaim, data: Uint8Array): Buffer {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', keyOf(master), iv);
-  cipher.setAAD(boundTo(claim));
-  const ciphertext = Buffer.concat([cipher.update(data), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
-}
-
-/** The reply's data, decrypted with the first of `keys` (the current one, then the previous ones) that opens it. */
+/**
+ * The reply's data, decrypted with the first of `keys` (the current one, then the previous ones) that opens it;
+ * throws UndecryptableSecret when none does.
+ */
 export function openReply(keys: readonly Buffer[], claim: IdempotencyClaim, sealed: Buffer): Buffer {
-  let failure: unknown;
-  for (const master of keys) {
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', keyOf(master), sealed.subarray(0, 12));
-      decipher.setAAD(boundTo(claim));
-      decipher.setAuthTag(sealed.subarray(12, 28));
-      return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]);
-    } catch (err) {
-      failure = err;
-    }
-  }
-  throw new Error('a kept reply did not decrypt with any key', { cause: failure });
+  return Buffer.from(decryptSecretWithAny(keys, sealed.toString(), placeOf(claim)).plaintext, 'base64');
 }
 
 /**

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 import t from 'tap';
 import { BOUND_COLUMNS, decryptSecretWithAny, secretPlace, UndecryptableSecret } from '@platform/shared/crypto';
+import { keepReply, openReply } from '@platform/shared/idempotent-reply';
 import { readPayoutDetails } from '@platform/shared/payee';
 import { vaultKeyId } from '@platform/shared/vault';
 import { loadGatewayConfig } from '@platform/gateway/config';
@@ -42,10 +44,22 @@ const account = await stack.test.accounts.create({ type: 'express', email: 'bank
 const legacyAccount = await stack.test.accounts.create({ type: 'express', email: 'legacy-bank@example.com' });
 const keyed = { headers: { 'idempotency-key': 'rotate-me' } };
 const firstAnswer = await client.post('/api/v1/affiliates', { email: 'keyed@example.com' }, keyed);
+// A reply a service kept on a claim its gateway gave up waiting for, as the service keeps it.
+const claim = { owner: 'key_kept', key: 'kept-reply' };
+await platform.sql`
+  insert into idempotency_keys (owner, key, fingerprint, request_id, locked_until)
+  values (${claim.owner}, ${claim.key}, '\\x00', 'req_kept', now() + interval '1 minute')`;
+await keepReply(
+  { sql: platform.sql, encryptionKey: OLD, log: captureLogger('payments').log },
+  claim,
+  { request_id: 'req_kept', deadline: Date.now() + 5000 },
+  { done: true, headers: natsHeaders(), data: Buffer.from('{"id":"po_kept"}') },
+);
 
 t.test('the rotation covers every encrypted column of the schema, by its primary key', async (t) => {
-  // Encrypted columns not named `…_encrypted`: the vault's, and the gateway's stored Idempotency-Key answers.
-  const namedOtherwise = ['idempotency_keys.body', 'vault_secrets.ciphertext'];
+  // Encrypted columns not named `…_encrypted`: the vault's, the gateway's stored Idempotency-Key answers, and the
+  // replies services keep on a key's claim (shared/src/idempotent-reply.ts).
+  const namedOtherwise = ['idempotency_keys.body', 'idempotency_keys.reply_body', 'vault_secrets.ciphertext'];
   const suffixed = await platform.sql<{ name: string }[]>`
     select table_name || '.' || column_name as name from information_schema.columns
     where table_schema = current_schema() and column_name like '%\\_encrypted' order by 1`;
@@ -124,6 +138,7 @@ t.test('re-encrypt moves every column to the new key and to v2, reporting each',
       moved('vault_secrets.ciphertext', 2),
       moved('payment_accounts.bank_account_encrypted', 2),
       moved('idempotency_keys.body', answers!.n),
+      moved('idempotency_keys.reply_body', 1),
     ],
   });
   for (const secret of ['current@example.com', 'legacy@example.com', '000123456789', '000999888777', 'whsec_'])
@@ -142,6 +157,7 @@ t.test('re-encrypt moves every column to the new key and to v2, reporting each',
       [0, 2],
       [0, 2],
       [0, answers!.n],
+      [0, 1],
     ],
     'a second run has nothing to do',
   );
@@ -176,6 +192,9 @@ t.test('then the old key is not needed: every value opens with the new key alone
   const hookPlace = secretPlace('webhook-secret', endpoint.id, merchantId);
   t.equal(decryptSecretWithAny([NEW], hook!.secret_encrypted, hookPlace).plaintext, endpoint.secret);
   t.equal(decryptSecretWithAny([NEW], hook!.previous_secret_encrypted, hookPlace).plaintext, 'whsec_bGVnYWN5');
+  const [kept] = await platform.sql<{ reply_body: Buffer }[]>`
+    select reply_body from idempotency_keys where owner = ${claim.owner} and key = ${claim.key}`;
+  t.equal(openReply([NEW], claim, kept!.reply_body).toString(), '{"id":"po_kept"}', 'the kept reply');
 
   // A gateway given only the new key replays the stored answer, byte for byte.
   const gateway = await startGateway(
