@@ -1,5 +1,5 @@
 import { decryptionKeys, type CommonConfig } from '@platform/shared/config';
-import { decryptSecretWithAny } from '@platform/shared/crypto';
+import { decryptSecretWithAny, secretPlace } from '@platform/shared/crypto';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { route, type DashboardContext } from './define.ts';
@@ -48,7 +48,8 @@ export function webhookRoutes(
           : [];
         if (!endpoint) throw new ApiError('NOT_FOUND', 'No such webhook endpoint');
         ctx.log.info('webhook secret revealed', { endpoint_id: params.endpoint_id, user_id: session.userId });
-        return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted).plaintext };
+        const place = secretPlace('webhook-secret', params.endpoint_id, session.merchantId);
+        return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted, place).plaintext };
       },
     }),
     route({
