@@ -2,6 +2,7 @@ import t from 'tap';
 import Stripe from 'stripe';
 import { revokePlatformKey } from '../../scripts/admin/platform-keys.ts';
 import { sleep } from '../helpers/platform.ts';
+import { LIVE_CARD } from './live-processor.ts';
 import { livemode, startPayments } from './setup.ts';
 
 t.test(
@@ -31,11 +32,11 @@ t.test(
       (await stack.live.accounts.list()).data.map((a) => a.id),
       [liveAccount.id],
     );
-    // Live payments and their ledger stay live: the test key finds none of them.
+    // Live payments (a live card: live mode has no test cards) and their ledger stay live: the test key finds none.
     const livePayment = await stack.live.paymentIntents.create({
       amount: 1500,
       currency: 'usd',
-      payment_method: 'pm_card_visa',
+      payment_method: LIVE_CARD,
       confirm: true,
     });
     t.equal(livePayment.livemode, true);
