@@ -2,7 +2,9 @@ import type { ServerResponse } from 'node:http';
 import t from 'tap';
 import { setSettings, createAffiliate } from '../events/setup.ts';
 import { postEvents, receivedIds, startFullStack } from '../helpers/full-stack.ts';
-import { eventually } from '../helpers/platform.ts';
+import { loadPaymentsConfig } from '@platform/payments/config';
+import { startPaymentsService } from '@platform/payments/service';
+import { captureLogger, eventually } from '../helpers/platform.ts';
 import { dashboardExpressions, exportedNames, metricNames, ruleExpressions } from '../helpers/promql.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
@@ -15,6 +17,12 @@ t.setTimeout(120_000);
 // Attempts time out after 30 s: the held endpoint's deliveries stay in flight, and in its backlog, while the test looks.
 const stack = await startFullStack(t, { env: { WEBHOOK_ATTEMPT_TIMEOUT_MS: '30000' } });
 const { platform, merchant } = stack;
+// The payments service as well: the alert rules read its ledger reconciler's gauge.
+const payments = await startPaymentsService(
+  loadPaymentsConfig({ ...platform.env, PUBLIC_BASE_URL: platform.baseUrl }),
+  captureLogger('payments').log,
+);
+t.teardown(() => payments.close());
 const { client } = merchant;
 
 // A receiver that never answers keeps its endpoint's deliveries in the backlog; one that answers 410 Gone has its
@@ -59,6 +67,7 @@ await eventually(async () => (held.received.length > 0 ? true : undefined), 30_0
 const opsPorts: Record<string, number> = {
   gateway: platform.gateways[0]!.opsPort,
   ...Object.fromEntries(Object.entries(stack.services).map(([name, s]) => [name, s.opsPort])),
+  payments: payments.opsPort,
 };
 const scrapes: Record<string, string> = {};
 for (const [service, port] of Object.entries(opsPorts)) {
