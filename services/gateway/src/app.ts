@@ -16,6 +16,7 @@ import type { Requester } from './requester.ts';
 import { sendError, sendServiceError } from './http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
 import { createIdempotency } from './idempotency/middleware.ts';
+import { claimOf, claimRequester } from './idempotency/kept-reply.ts';
 import { apiRefusals, stripeRefusals } from './idempotency/refusals.ts';
 import { sessionToken } from './dashboard/sessions.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -275,8 +276,9 @@ export function createApp(deps: GatewayDeps): express.Express {
     const run = async (req: Request, res: Response) => {
       const key = res.locals['key'] as KeyRecord;
       const deadline = (res.locals['deadline'] as number | undefined) ?? Date.now() + config.RPC_TIMEOUT_MS;
+      const claim = claimOf(res);
       const result = await forward(
-        deps.requester,
+        claimRequester(res, deps.requester),
         maxPayload(),
         config.NATS_PREFIX,
         op,
@@ -288,6 +290,7 @@ export function createApp(deps: GatewayDeps): express.Express {
           params: req.params as Record<string, string>,
           query: req.query,
           body: op.body ? (req.body ?? {}) : undefined,
+          ...(claim ? { idempotency: claim } : {}),
         },
         Math.max(1, deadline - Date.now()),
         requestContext(res),

@@ -44,6 +44,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     max: config.DATABASE_POOL_SIZE,
     applicationName: 'gateway',
     synchronousCommit: false,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
   });
   // The dashboard's writes are another matter: a revoked key, an ended session, a changed user or setting, a counted
   // sign-in failure must not come back after a crash once answered. They commit durably, on a small pool of their
@@ -51,6 +53,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const durableSql = connectDatabase(config.DATABASE_URL, {
     max: DURABLE_POOL_SIZE,
     applicationName: 'gateway-dashboard',
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
   });
   // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
   const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
