@@ -1,5 +1,5 @@
 import { decryptionKeys, type CommonConfig } from '@platform/shared/config';
-import { decryptSecretWithAny, secretPlace } from '@platform/shared/crypto';
+import { decryptSecretWithAny, secretPlace, UndecryptableSecret } from '@platform/shared/crypto';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { route, type DashboardContext } from './define.ts';
@@ -49,7 +49,15 @@ export function webhookRoutes(
         if (!endpoint) throw new ApiError('NOT_FOUND', 'No such webhook endpoint');
         ctx.log.info('webhook secret revealed', { endpoint_id: params.endpoint_id, user_id: session.userId });
         const place = secretPlace('webhook-secret', params.endpoint_id, session.merchantId);
-        return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted, place).plaintext };
+        try {
+          return { secret: decryptSecretWithAny(decryptionKeys(config!), endpoint.secret_encrypted, place).plaintext };
+        } catch (err) {
+          if (!(err instanceof UndecryptableSecret)) throw err;
+          // Under a key the platform no longer has, or not this endpoint's: what the merchant can do is rotate it.
+          const refused = new ApiError('CONFLICT', 'The signing secret cannot be read; rotate it to get a new one');
+          refused.cause = err;
+          throw refused;
+        }
       },
     }),
     route({
