@@ -52,7 +52,7 @@ export function dashboardRoutes(
     ...overviewRoutes,
     ...keyRoutes,
     ...webhookRoutes(limiter, passwords, config),
-    ...programmeRoutes,
+    ...programmeRoutes(passwords),
     ...balanceRoutes(payments),
   ];
 }

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
-import { hashPassword } from '@platform/shared/passwords';
 import { MerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
 import { route, type DashboardContext } from './define.ts';
+import type { PasswordChecker } from './password-check.ts';
 import { CreateTierBody, CreateUserBody, DashboardUser, Tier, TierList, UserList } from './schemas.ts';
 
 /** The settings as the services read them (defaults filled in), and a change of any of them. */
@@ -32,9 +32,10 @@ const presentTier = (t: { id: string; name: string; rate: string; threshold: str
 
 /**
  * Settings: the programme's settings (validated by the same schema the services read them with, as the operator
- * CLI's `merchant settings` does), tiers, and the merchant's dashboard users. The session's merchant only.
+ * CLI's `merchant settings` does), tiers, and the merchant's dashboard users. The session's merchant only. A new
+ * user's password is hashed by the gateway's password checker, in turn with sign-ins (one scrypt at a time).
  */
-export const programmeRoutes = [
+export const programmeRoutes = (passwords: PasswordChecker) => [
   route({
     operationId: 'getSettings',
     method: 'get',
@@ -123,7 +124,7 @@ export const programmeRoutes = [
       try {
         const [row] = await ctx.sql<{ id: string; email: string; created_at: Date }[]>`
           insert into dashboard_users (id, merchant_id, email, password_hash)
-          values (${newId('usr')}, ${ctx.session.merchantId}, ${body.email}, ${await hashPassword(body.password)})
+          values (${newId('usr')}, ${ctx.session.merchantId}, ${body.email}, ${await passwords.hash(body.password)})
           returning id, email, created_at`;
         ctx.log.info('dashboard user added', {
           merchant_id: ctx.session.merchantId,
