@@ -450,6 +450,7 @@ function payoutData(i: number): Record<string, unknown> {
     currency: 'USD',
     status: 'sent',
     commission_ids: [newId('com'), newId('com'), newId('com')],
+    commission_count: 3,
   };
 }
 

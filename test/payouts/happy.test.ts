@@ -23,6 +23,7 @@ const PAYOUT_FIELDS = [
   'method',
   'reference',
   'commission_ids',
+  'commission_count',
   'period_start',
   'period_end',
   'created_at',
@@ -184,6 +185,7 @@ t.test(
       currency: 'USD',
       status: 'paid',
       commission_ids: [...ids].sort(),
+      commission_count: ids.length,
     });
     t.equal(forUsd[0].data.status, 'sent');
   },
@@ -221,6 +223,7 @@ t.test(
       currency: 'USD',
       status: 'failed',
       commission_ids: ids,
+      commission_count: 1,
       failure_reason: 'account_closed',
     });
 

@@ -13,7 +13,7 @@ import { createPayoutsOperation } from './operations/create-payouts.ts';
 import { exportPayoutsOperation } from './operations/export-payouts.ts';
 import { getPayoutOperation } from './operations/get-payout.ts';
 import { getCommissionOperation } from './operations/get.ts';
-import { listPayoutExportsOperation } from './operations/list-payout-exports.ts';
+import { listPayoutCommissionsOperation } from './operations/list-payout-commissions.ts';
 import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
@@ -71,8 +71,8 @@ export async function startCommissionsService(
       createPayoutsOperation(deps),
       listPayoutsOperation(deps),
       exportPayoutsOperation(deps),
-      listPayoutExportsOperation(deps),
       getPayoutOperation(),
+      listPayoutCommissionsOperation(deps),
       updatePayoutOperation(deps),
     ],
     log,

@@ -33,6 +33,7 @@ export function sampleEventData(type: DomainEventType, at: string): Record<strin
     currency: 'USD',
     status,
     commission_ids: ['com_test00000000000000000000000'],
+    commission_count: 1,
     ...(status === 'failed' ? { failure_reason: 'account_closed' } : {}),
   });
   switch (type) {

@@ -3,6 +3,7 @@ import {
   CreatedPayouts,
   CreatePayoutsBody,
   ExportPayoutsQuery,
+  ListPayoutCommissionsQuery,
   ListPayoutsQuery,
   Payout,
   PayoutIdParams,
@@ -10,7 +11,7 @@ import {
   PayoutsCsv,
   UpdatePayoutBody,
 } from '../schemas/payouts.ts';
-import { ListPayoutExportsQuery, PayoutExportList } from '../schemas/payout-exports.ts';
+import { CommissionList } from '../schemas/commissions.ts';
 
 /** Payouts live in the commissions service, which owns the commissions they group. */
 export const payoutsApi = {
@@ -46,25 +47,11 @@ export const payoutsApi = {
     operationId: 'exportPayouts',
     method: 'get',
     path: '/api/v1/payouts/export',
-    // It reads payout details in clear (IBANs, account numbers, PayPal e-mails): more than a read key may see.
-    scope: 'write',
-    tag: 'Payouts',
-    summary:
-      'The payouts to send as a CSV file: a PayPal Payouts batch, or bank transfers. Recorded (listPayoutExports); the pending payouts in the file are frozen',
-    query: ExportPayoutsQuery,
-    success: [{ status: 200, schema: PayoutsCsv, contentType: 'text/csv', description: 'the CSV file' }],
-  }),
-  listPayoutExports: operation({
-    service: 'commissions',
-    name: 'listPayoutExports',
-    operationId: 'listPayoutExports',
-    method: 'get',
-    path: '/api/v1/payout_exports',
     scope: 'read',
     tag: 'Payouts',
-    summary: 'List the CSV exports of payouts, newest first: who made each, when, and which payouts it held',
-    query: ListPayoutExportsQuery,
-    success: [{ status: 200, schema: PayoutExportList, description: 'a page of exports' }],
+    summary: 'The payouts to send as a CSV file: a PayPal Payouts batch, or bank transfers',
+    query: ExportPayoutsQuery,
+    success: [{ status: 200, schema: PayoutsCsv, contentType: 'text/csv', description: 'the CSV file' }],
   }),
   getPayout: operation({
     service: 'commissions',
@@ -77,6 +64,20 @@ export const payoutsApi = {
     summary: 'Fetch one payout',
     params: PayoutIdParams,
     success: [{ status: 200, schema: Payout, description: 'the payout' }],
+  }),
+  listPayoutCommissions: operation({
+    service: 'commissions',
+    name: 'listPayoutCommissions',
+    operationId: 'listPayoutCommissions',
+    method: 'get',
+    path: '/api/v1/payouts/{payout_id}/commissions',
+    scope: 'read',
+    tag: 'Payouts',
+    summary:
+      'List the commissions a payout holds, newest first: every one, however many (the payout itself carries commission_count and the first commission_ids only)',
+    params: PayoutIdParams,
+    query: ListPayoutCommissionsQuery,
+    success: [{ status: 200, schema: CommissionList, description: 'a page of its commissions' }],
   }),
   updatePayout: operation({
     service: 'commissions',

@@ -2,6 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { DomainEventType } from '../catalogue.ts';
 import { Affiliate } from './affiliates.ts';
 import { Timestamp } from './common.ts';
+import { PAYOUT_COMMISSION_IDS_MAX } from './payouts.ts';
 
 /** The `data` of each of the twelve domain events, which is also the `data` of the webhook envelope. */
 
@@ -24,20 +25,6 @@ const CommissionEventData = Type.Object(
     order_id: Id("the event's external_id", 'order_1042'),
     event_id: Id('the conversion event', 'evt_01jd3t6m0s2e4w5x6y7z8a9b0c'),
     level: Type.Integer({ minimum: 0, maximum: 5, description: '0 for the direct affiliate, 1.. for ancestors' }),
-    clawback: Type.Optional(
-      Type.Object(
-        {
-          payout_id: Id('the paid payout that carried it', 'po_01jd3t6m0s2e4w5x6y7z8a9b0c'),
-          amount: Money("the amount taken back from the affiliate's next payouts"),
-          currency: Currency,
-        },
-        {
-          additionalProperties: false,
-          description:
-            'commission.voided only, when the commission had been paid: the money to take back from later payouts',
-        },
-      ),
-    ),
   },
   { additionalProperties: false, $id: 'CommissionEventData' },
 );
@@ -50,7 +37,11 @@ const PayoutEventData = (failed: boolean) =>
       amount: Money('amount paid out'),
       currency: Currency,
       status: Type.Union([Type.Literal('sent'), Type.Literal('paid'), Type.Literal('failed')]),
-      commission_ids: Type.Array(Type.String(), { description: 'the commissions this payout settles' }),
+      commission_ids: Type.Array(Type.String(), {
+        maxItems: PAYOUT_COMMISSION_IDS_MAX,
+        description: `the commissions this payout settles: the first ${PAYOUT_COMMISSION_IDS_MAX}, by id (GET /api/v1/payouts/{payout_id}/commissions pages through every one)`,
+      }),
+      commission_count: Type.Integer({ minimum: 0, description: 'how many commissions this payout settles' }),
       ...(failed
         ? { failure_reason: Type.String({ description: 'why the payout failed', examples: ['account_closed'] }) }
         : {}),

@@ -145,7 +145,7 @@ function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
         {p.failure_reason ? <div class="muted">{p.failure_reason}</div> : null}
         {p.reference ? <div class="muted">Ref. {p.reference}</div> : null}
       </td>
-      <td>{p.commission_ids.length}</td>
+      <td>{p.commission_count}</td>
       <td>{formatTime(p.created_at)}</td>
       <td>
         {asking ? (
