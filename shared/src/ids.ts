@@ -17,6 +17,8 @@ export type IdPrefix =
   | 'usr'
   | 'vlt'
   | 'txf'
+  | 'obl'
+  | 'pdc'
   | 'acct'
   | 'pi'
   | 'txn'

@@ -1,3 +1,4 @@
+import { rawRequest } from '../events/setup.ts';
 import type { ApiClient, ApiResponse } from '../helpers/client.ts';
 
 /** A W-9 of an individual with this TIN (an SSN unless told). */
@@ -31,3 +32,34 @@ export const onboardingLinksPath = (affiliateId: string) => `/api/v1/affiliates/
 
 export const putPayoutDetails = (client: ApiClient, affiliateId: string, body: unknown): Promise<ApiResponse> =>
   client.request('PUT', payoutDetailsPath(affiliateId), { body });
+
+export const payoutHistoryPath = (affiliateId: string) => `/api/v1/affiliates/${affiliateId}/payout_details/history`;
+
+/** The onboarding page of a link's URL as the affiliate submits it: a W-9 with this SSN, paid to this IBAN. */
+export const submitOnboardingPage = (baseUrl: string, linkUrl: string, ssn: string, iban: string) =>
+  rawRequest(
+    baseUrl,
+    'POST',
+    new URL(linkUrl).pathname,
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    new URLSearchParams({
+      form_type: 'W-9',
+      legal_name: 'Jane Doe',
+      tax_classification: 'individual',
+      address_line1: '12 Main Street',
+      address_city: 'Springfield',
+      address_region: 'IL',
+      address_postal_code: '62701',
+      address_country: 'US',
+      tin_type: 'ssn',
+      tin: ssn,
+      signature_name: 'Jane Doe',
+      signed_on: '2026-11-20',
+      method: 'bank',
+      iban,
+    }).toString(),
+  );
+
+/** The onboarding page of a link's URL, opened. */
+export const openOnboardingPage = (baseUrl: string, linkUrl: string) =>
+  rawRequest(baseUrl, 'GET', new URL(linkUrl).pathname);

@@ -8,6 +8,14 @@ export const AffiliatesEnv = Type.Object({
   PUBLIC_BASE_URL,
   OUTBOX_RELAY: Type.Boolean({ default: true, description: 'run the outbox relay in this process' }),
   ...OutboxEnv,
+  VAULT_SUPERSEDED_RETENTION_DAYS: Type.Integer({
+    default: 30,
+    minimum: 1,
+    maximum: 3650,
+    description:
+      'payout details and TINs replaced by newer ones are deleted from the vault this long after (hourly), unless ' +
+      'a row still references them',
+  }),
 });
 export type AffiliatesConfig = Static<typeof AffiliatesEnv>;
 

@@ -11,10 +11,12 @@ import { updateAffiliateOperation } from './operations/update.ts';
 import { createOnboardingLinkOperation } from './operations/create-onboarding-link.ts';
 import { createTaxFormOperation } from './operations/create-tax-form.ts';
 import { getPayoutDetailsOperation } from './operations/get-payout-details.ts';
+import { listPayoutDetailsChangesOperation } from './operations/list-payout-details-changes.ts';
 import { listTaxFormsOperation } from './operations/list-tax-forms.ts';
 import { openOnboardingOperation } from './operations/open-onboarding.ts';
 import { putPayoutDetailsOperation } from './operations/put-payout-details.ts';
 import { submitOnboardingOperation } from './operations/submit-onboarding.ts';
+import { startVaultPurge } from './purge-vault.ts';
 
 export async function startAffiliatesService(config: AffiliatesConfig, log?: Logger): Promise<ServiceRuntime> {
   const deps: AffiliatesDeps = {
@@ -35,9 +37,13 @@ export async function startAffiliatesService(config: AffiliatesConfig, log?: Log
       listTaxFormsOperation(),
       putPayoutDetailsOperation(deps),
       getPayoutDetailsOperation(),
+      listPayoutDetailsChangesOperation(deps),
       createOnboardingLinkOperation(deps),
       openOnboardingOperation(),
       submitOnboardingOperation(deps),
+    ],
+    workers: ({ sql, log: serviceLog }) => [
+      startVaultPurge({ sql, log: serviceLog, retentionDays: config.VAULT_SUPERSEDED_RETENTION_DAYS }),
     ],
     log,
   });

@@ -1,9 +1,15 @@
 import { ApiError, type ErrorDetail } from '@platform/shared/errors';
-import { newId } from '@platform/shared/ids';
+import { isId, newId } from '@platform/shared/ids';
 import { enqueueEvents } from '@platform/shared/outbox';
 import { releaseTaxFormHolds } from '@platform/shared/payout-holds';
 import type { Queryable, TransactionSql } from '@platform/shared/db';
-import type { MaskedPayoutDetails, PayoutDetailsBody, TaxForm, TaxFormBody } from '@platform/shared/schemas/tax-forms';
+import type {
+  MaskedPayoutDetails,
+  PayoutDetailsBody,
+  PayoutDetailsSource,
+  TaxForm,
+  TaxFormBody,
+} from '@platform/shared/schemas/tax-forms';
 import { maskLastFour, storeSecret } from '@platform/shared/vault';
 import { checkPayoutDetails, checkTaxForm, taxFormExpiry } from './rules/tax-forms.ts';
 import {
@@ -14,6 +20,8 @@ import {
   supersedeCurrentForm,
   type TaxFormRow,
 } from './queries/tax-forms.ts';
+import { insertPayoutDetailsChange } from './queries/payout-details-changes.ts';
+import { supersedeUnreferencedSecrets } from './queries/vault.ts';
 
 /**
  * Storing a tax form or payout details, for the API's operations and the onboarding page alike. The caller holds the
@@ -77,6 +85,7 @@ export async function recordTaxForm(
     signedOn: form.signed_on,
     expiresAt: taxFormExpiry(form.form_type, form.signed_on),
   });
+  await supersedeUnreferencedSecrets(tx, merchantId, affiliateId);
   const stored = presentTaxForm((await listTaxForms(tx, merchantId, affiliateId, id))[0]!);
   // Payouts held for want of a form may be sent from now on, committed with the form.
   if (stored.status === 'valid') await releaseTaxFormHolds(tx, merchantId, affiliateId);
@@ -90,14 +99,32 @@ export async function recordTaxForm(
   return stored;
 }
 
-/** Stores checked payout details as the affiliate's, replacing the ones before. */
+/** Through what, and by whom when known, payout details are changed: what their audit row says. */
+interface PayoutDetailsOrigin {
+  source: PayoutDetailsSource;
+  /** key_… (api), usr_… (dashboard), obl_… (onboarding link); null when unknown. */
+  actorId: string | null;
+}
+
+/** The origin of an API operation's change: the gateway's key id is a dashboard user's for the dashboard's calls. */
+export function apiOrigin(keyId: string): PayoutDetailsOrigin {
+  if (isId('usr', keyId)) return { source: 'dashboard', actorId: keyId };
+  return { source: 'api', actorId: isId('key', keyId) ? keyId : null };
+}
+
+/**
+ * Stores checked payout details as the affiliate's, replacing the ones before (their vault row superseded, kept for
+ * the retention), with an audit row of the change, masked, in the same transaction.
+ */
 export async function recordPayoutDetails(
   tx: TransactionSql,
   keys: readonly Buffer[],
   merchantId: string,
   affiliateId: string,
   details: ReturnType<typeof checkedPayoutDetails>,
+  origin: PayoutDetailsOrigin,
 ): Promise<MaskedPayoutDetails> {
+  const before = await findMaskedPayoutDetails(tx, merchantId, affiliateId);
   const masked: Record<string, string> = { method: details.method };
   for (const [field, value] of Object.entries(details)) if (field !== 'method') masked[field] = maskLastFour(value);
   const vaultId = await storeSecret(tx, keys, {
@@ -108,6 +135,16 @@ export async function recordPayoutDetails(
     masked,
   });
   await setPayoutDetailsVault(tx, merchantId, affiliateId, vaultId);
+  await supersedeUnreferencedSecrets(tx, merchantId, affiliateId);
+  await insertPayoutDetailsChange(tx, {
+    id: newId('pdc'),
+    merchantId,
+    affiliateId,
+    source: origin.source,
+    actorId: origin.actorId,
+    before: before?.masked ?? null,
+    after: masked,
+  });
   return (await maskedPayoutDetails(tx, merchantId, affiliateId))!;
 }
 

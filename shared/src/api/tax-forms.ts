@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { operation } from './define.ts';
 import { AffiliateIdParams } from '../schemas/affiliates.ts';
+import { Cursor, Limit } from '../schemas/common.ts';
 import {
   MaskedPayoutDetails,
   OnboardingLink,
   OnboardingState,
   PayoutDetailsBody,
+  PayoutDetailsChangeList,
   TaxForm,
   TaxFormBody,
   TaxFormList,
@@ -61,6 +63,20 @@ export const taxFormsApi = {
     summary: "The affiliate's payout details, masked (method null while none are set)",
     params: AffiliateIdParams,
     success: [{ status: 200, schema: MaskedPayoutDetails, description: 'the payout details, masked' }],
+  }),
+  listPayoutDetailsChanges: operation({
+    service: 'affiliates',
+    name: 'payout_details_changes_list',
+    operationId: 'listPayoutDetailsChanges',
+    method: 'get',
+    path: '/api/v1/affiliates/{affiliate_id}/payout_details/history',
+    scope: 'read',
+    tag: 'Tax forms',
+    summary:
+      "Every change of the affiliate's payout details (by key, dashboard or onboarding link), masked, newest first",
+    params: AffiliateIdParams,
+    query: Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) }, { additionalProperties: false }),
+    success: [{ status: 200, schema: PayoutDetailsChangeList, description: 'the changes, masked' }],
   }),
   createOnboardingLink: operation({
     service: 'affiliates',

@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import { NullableTimestamp, Timestamp } from './common.ts';
+import { ListOf, NullableTimestamp, Timestamp } from './common.ts';
 
 export const TAX_FORM_TYPES = ['W-9', 'W-8BEN', 'W-8BEN-E'] as const;
 export type TaxFormType = (typeof TAX_FORM_TYPES)[number];
@@ -249,6 +249,10 @@ export type MaskedPayoutDetails = Static<typeof MaskedPayoutDetails>;
 
 export const OnboardingLink = Type.Object(
   {
+    id: Type.String({
+      description: 'identifier; the payout details history names the link that made a change by it',
+      examples: ['obl_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
     url: Type.String({
       format: 'uri',
       description: 'the page where the affiliate fills in the tax form and payout details; works once',
@@ -263,8 +267,10 @@ export type OnboardingLink = Static<typeof OnboardingLink>;
 /** What the onboarding page shows: the link's state and, while it can be used, what is on file (masked). */
 export const OnboardingState = Type.Object(
   {
-    status: Type.Union([Type.Literal('open'), Type.Literal('expired'), Type.Literal('used')], {
-      description: 'open: the form may be submitted; expired or used: the page says so, without a form',
+    status: Type.Union([Type.Literal('open'), Type.Literal('expired'), Type.Literal('used'), Type.Literal('revoked')], {
+      description:
+        'open: the form may be submitted; expired, used, or revoked (a newer link of the affiliate was made or ' +
+        'used): the page says so, without a form',
       examples: ['open'],
     }),
     merchant_name: Type.String({ description: 'whom the affiliate fills the form in for', examples: ['Acme'] }),
@@ -276,3 +282,45 @@ export const OnboardingState = Type.Object(
   { additionalProperties: false },
 );
 export type OnboardingState = Static<typeof OnboardingState>;
+
+const PAYOUT_DETAILS_SOURCES = ['api', 'dashboard', 'onboarding_link'] as const;
+export type PayoutDetailsSource = (typeof PAYOUT_DETAILS_SOURCES)[number];
+
+/** Payout details as one change saw them: masked like MaskedPayoutDetails, without its updated_at. */
+const MaskedDetailsValue = Type.Object(
+  {
+    method: Type.Union([Type.Literal('paypal'), Type.Literal('bank')], { description: 'how the affiliate is paid' }),
+    paypal_email: Type.Optional(Type.String({ description: 'masked to its last four characters' })),
+    iban: Type.Optional(Type.String({ description: 'masked to its last four characters' })),
+    routing_number: Type.Optional(Type.String({ description: 'masked to its last four characters' })),
+    account_number: Type.Optional(Type.String({ description: 'masked to its last four characters' })),
+  },
+  { additionalProperties: false, description: 'payout details, masked' },
+);
+
+/** One change of an affiliate's payout details, as the audit keeps it: never more than the last four characters. */
+export const PayoutDetailsChange = Type.Object(
+  {
+    id: Type.String({ description: 'identifier', examples: ['pdc_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    affiliate_id: Type.String({ description: 'the affiliate', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
+    changed_at: Timestamp('when the change was stored'),
+    source: Type.Union(
+      PAYOUT_DETAILS_SOURCES.map((s) => Type.Literal(s)),
+      {
+        description: 'api: a key; dashboard: a dashboard user; onboarding_link: the affiliate, on the onboarding page',
+        examples: ['onboarding_link'],
+      },
+    ),
+    actor_id: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'the API key (key_…), dashboard user (usr_…) or onboarding link (obl_…) that made it; null if unknown',
+      examples: ['obl_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
+    before: Type.Union([MaskedDetailsValue, Type.Null()], { description: 'masked; null when none were set' }),
+    after: MaskedDetailsValue,
+  },
+  { additionalProperties: false, $id: 'PayoutDetailsChange' },
+);
+export type PayoutDetailsChange = Static<typeof PayoutDetailsChange>;
+
+export const PayoutDetailsChangeList = ListOf(PayoutDetailsChange, 'PayoutDetailsChangeList');

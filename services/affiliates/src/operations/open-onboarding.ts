@@ -30,8 +30,9 @@ export const openOnboardingOperation = () =>
   });
 
 export async function onboardingState(sql: Queryable, link: OnboardingLinkRow): Promise<OnboardingState> {
-  const status = link.used_at ? 'used' : link.expired ? 'expired' : 'open';
-  const onFile = status === 'open' || link.used_at !== null;
+  const status = link.used_at ? 'used' : link.revoked_at ? 'revoked' : link.expired ? 'expired' : 'open';
+  // A revoked or expired link shows nothing of what is on file: whoever holds it is no longer asked for anything.
+  const onFile = status === 'open' || status === 'used';
   const forms = onFile ? await listTaxForms(sql, link.merchant_id, link.affiliate_id) : [];
   const current = forms.find((f) => f.status === 'valid');
   return {

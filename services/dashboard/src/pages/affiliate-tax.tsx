@@ -4,6 +4,10 @@ import { useAction, useLoad } from '../hooks.ts';
 import { Empty, ErrorText, formatTime, Loaded, Status } from '../ui.tsx';
 
 type PayoutDetails = Schemas['PayoutDetails'];
+type PayoutDetailsChange = Schemas['PayoutDetailsChange'];
+
+/** How many of the latest changes the page lists; the API pages through the rest. */
+const HISTORY_SHOWN = 5;
 
 /**
  * An affiliate's tax form and payout details as the API shows them (masked: the platform never returns more of a
@@ -18,6 +22,15 @@ export function TaxAndPayout(props: { affiliateId: string }) {
   );
   const details = useLoad(
     async () => unwrap(await api.GET('/api/v1/affiliates/{affiliate_id}/payout_details', path)),
+    [props.affiliateId],
+  );
+  const history = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/affiliates/{affiliate_id}/payout_details/history', {
+          params: { path: { affiliate_id: props.affiliateId }, query: { limit: HISTORY_SHOWN } },
+        }),
+      ),
     [props.affiliateId],
   );
   const [link, setLink] = useState<Schemas['OnboardingLink']>();
@@ -55,6 +68,23 @@ export function TaxAndPayout(props: { affiliateId: string }) {
           </Loaded>
         </dd>
       </dl>
+      <h3 id="payout-history-heading">Payout details history</h3>
+      <Loaded state={history} what="payout details history">
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No changes yet.</Empty>
+          ) : (
+            <ol aria-labelledby="payout-history-heading" data-testid="payout-history">
+              {page.data.map((c) => (
+                <li key={c.id}>
+                  {formatTime(c.changed_at)}, {origin(c)}: {c.before ? describe(c.before) : 'none'} to{' '}
+                  {describe(c.after)}
+                </li>
+              ))}
+            </ol>
+          )
+        }
+      </Loaded>
       <button type="button" disabled={action.busy} onClick={() => void createLink()}>
         Create onboarding link
       </button>
@@ -72,7 +102,19 @@ export function TaxAndPayout(props: { affiliateId: string }) {
   );
 }
 
-function describe(d: PayoutDetails): string {
+/** Who made a change: the key, the dashboard user or the onboarding link, by id (the keys page names keys by id). */
+function origin(c: PayoutDetailsChange): string {
+  const by = c.actor_id ? ` ${c.actor_id}` : '';
+  if (c.source === 'api') return `by API key${by}`;
+  if (c.source === 'dashboard') return `by dashboard user${by}`;
+  return `by the affiliate through onboarding link${by}`;
+}
+
+function describe(
+  d: Pick<PayoutDetails, 'paypal_email' | 'iban' | 'routing_number' | 'account_number'> & {
+    method: PayoutDetails['method'];
+  },
+): string {
   if (d.method === 'paypal') return `PayPal ${d.paypal_email ?? ''}`;
   if (d.iban) return `Bank transfer, IBAN ${d.iban}`;
   return `Bank transfer, routing ${d.routing_number ?? ''}, account ${d.account_number ?? ''}`;

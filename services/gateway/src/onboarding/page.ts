@@ -68,10 +68,16 @@ export function createOnboardingPage(deps: {
   const stateOf = (result: ForwardResult) =>
     result.kind === 'ok' ? decodeJson<OnboardingState>(result.body) : undefined;
 
-  const closedPage = (state: OnboardingState) =>
-    state.status === 'used'
-      ? messagePage('Link already used', 'This onboarding link has already been used. Ask for a new one.')
-      : messagePage('Link expired', 'This onboarding link has expired. Ask for a new one.');
+  const closedPage = (state: OnboardingState) => {
+    if (state.status === 'used')
+      return messagePage('Link already used', 'This onboarding link has already been used. Ask for a new one.');
+    if (state.status === 'revoked')
+      return messagePage(
+        'Link replaced',
+        'This onboarding link was replaced by a newer one. Use the newest link you were sent, or ask for a new one.',
+      );
+    return messagePage('Link expired', 'This onboarding link has expired. Ask for a new one.');
+  };
 
   router.get('/onboarding/:token', async (req: Request, res: Response) => {
     res.locals['route'] = 'onboarding.open';
