@@ -1,4 +1,5 @@
 import t from 'tap';
+import { newId } from '@platform/shared/ids';
 import { runAdmin } from '../helpers/cli.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
 
@@ -46,3 +47,26 @@ t.test('admin platform-key create, list, revoke: the value printed once, only it
   t.equal(unknown.code, 2);
   t.equal(unknown.stderr, 'admin: no platform key pkey_nope\n');
 });
+
+t.test(
+  'admin platform-account bind: the operator binds a connected account of either mode to a merchant',
+  async (t) => {
+    const db = await createTestDatabase(t);
+    const merchant = await runAdmin(db.url, 'merchant', 'create', '--name', 'Acme', '--plan', 'growth');
+    const merchantId = merchant.json.id as string;
+    const [first, second] = [newId('acct'), newId('acct')];
+    await db.sql`
+    insert into payment_accounts (id, livemode, type, country, default_currency)
+    values (${first}, false, 'express', 'US', 'usd')`;
+    const bound = await runAdmin(db.url, 'platform-account', 'bind', first, merchantId);
+    t.equal(bound.code, 0, bound.stderr);
+    t.same(bound.json, { id: first, livemode: false, merchant_id: merchantId });
+
+    const noAccount = await runAdmin(db.url, 'platform-account', 'bind', second, merchantId);
+    t.equal(noAccount.code, 2);
+    t.equal(noAccount.stderr, `admin: no connected account ${second}\n`);
+    const noMerchant = await runAdmin(db.url, 'platform-account', 'bind', first, 'mer_x');
+    t.equal(noMerchant.code, 2);
+    t.equal(noMerchant.stderr, 'admin: give a connected account id (acct_…) and a merchant id (mer_…)\n');
+  },
+);
