@@ -4,18 +4,21 @@ import { useAction, useLoad, usePager } from '../hooks.ts';
 import { ErrorText, Field, formatMoney, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type Payout = Schemas['Payout'];
+type PayoutExport = Schemas['PayoutExport'];
 type StatusFilter = '' | Payout['status'];
 type Layout = 'paypal' | 'bank';
 
 /**
- * Payouts: create them from the approved commissions, list them by status (held ones with their reason), move them
- * (sent with a reference, paid, failed with a reason, canceled), and download the pending ones as a CSV file.
+ * Payouts: create them from the approved commissions, list them by status (held ones with their reason, exported ones
+ * and the clawbacks they deduct), move them (sent with a reference, paid, failed with a reason, canceled), download the
+ * pending ones as a CSV file, and see who exported which payouts when.
  */
 export function PayoutsPage() {
   const [status, setStatus] = useState<StatusFilter>('');
   const pager = usePager();
   const create = useAction();
   const [created, setCreated] = useState<number>();
+  const [exports, setExports] = useState(0);
   const list = useLoad(
     async () =>
       unwrap(
@@ -64,7 +67,12 @@ export function PayoutsPage() {
             setStatus(v);
           }}
         />
-        <ExportCsv />
+        <ExportCsv
+          onExported={() => {
+            setExports((n) => n + 1);
+            list.reload();
+          }}
+        />
       </div>
       <PagedTable
         state={list}
@@ -76,12 +84,16 @@ export function PayoutsPage() {
         label="Payouts"
         row={(p) => <PayoutRow key={p.id} payout={p} onChanged={list.reload} />}
       />
+      <ExportsList round={exports} />
     </Page>
   );
 }
 
-/** Downloads the pending payouts as CSV: the PayPal Payouts batch file, or the bank transfers. */
-function ExportCsv() {
+/**
+ * Downloads the pending payouts as CSV: the PayPal Payouts batch file, or the bank transfers. The file holds bank
+ * details in clear; the export is recorded and freezes the payouts it holds.
+ */
+function ExportCsv(props: { onExported: () => void }) {
   const [layout, setLayout] = useState<Layout>('paypal');
   const action = useAction();
   const download = () =>
@@ -97,6 +109,7 @@ function ExportCsv() {
       link.download = `payouts-${layout}-${new Date().toISOString().slice(0, 10)}.csv`;
       link.click();
       URL.revokeObjectURL(url);
+      props.onExported();
     });
   return (
     <>
@@ -111,6 +124,41 @@ function ExportCsv() {
       </button>
       <ErrorText error={action.error} />
     </>
+  );
+}
+
+/** The record of CSV exports: who made each (an API key or a dashboard user), when, and how many payouts it held. */
+function ExportsList(props: { round: number }) {
+  const pager = usePager();
+  const list = useLoad(
+    async () =>
+      unwrap(
+        await api.GET('/api/v1/payout_exports', {
+          params: { query: { limit: 10, ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
+        }),
+      ),
+    [pager.cursor, props.round],
+  );
+  return (
+    <section aria-labelledby="exports-heading">
+      <h2 id="exports-heading">Exports</h2>
+      <PagedTable
+        state={list}
+        what="exports"
+        empty="No payout has been exported yet."
+        columns={['When', 'By', 'Layout', 'Payouts']}
+        pager={pager}
+        label="Exports"
+        row={(e: PayoutExport) => (
+          <tr key={e.id} data-export={e.id}>
+            <td>{formatTime(e.created_at)}</td>
+            <td>{e.dashboard_user_id ? `Dashboard user ${e.dashboard_user_id}` : `API key ${e.api_key_id ?? ''}`}</td>
+            <td>{e.layout === 'bank' ? 'Bank transfers' : 'PayPal Payouts'}</td>
+            <td>{e.payout_ids.length}</td>
+          </tr>
+        )}
+      />
+    </section>
   );
 }
 
@@ -144,6 +192,12 @@ function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
         ) : null}
         {p.failure_reason ? <div class="muted">{p.failure_reason}</div> : null}
         {p.reference ? <div class="muted">Ref. {p.reference}</div> : null}
+        {p.exported_at ? <div class="muted">Exported {formatTime(p.exported_at)}</div> : null}
+        {p.adjustments.map((a) => (
+          <div key={a.commission_id} class="muted">
+            Clawback {formatMoney(a.amount, p.currency)} (commission {a.commission_id})
+          </div>
+        ))}
       </td>
       <td>{p.commission_count}</td>
       <td>{formatTime(p.created_at)}</td>
