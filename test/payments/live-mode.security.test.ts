@@ -1,9 +1,12 @@
 import t from 'tap';
-import { PLATFORM_PAYOUT_SUBJECTS } from '@platform/shared/catalogue';
+import { headers } from '@nats-io/nats-core';
+import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
+import { newId } from '@platform/shared/ids';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
-import type { AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
+import type { AffiliatePayoutRequest, PayoutSettledRequest } from '@platform/shared/payments/rpc';
 import { bindPlatformAccount } from '../../scripts/admin/platform-accounts.ts';
 import { dashboardMerchant, sessionRequest, signInHttp } from '../helpers/dashboard.ts';
+import { eventually } from '../helpers/platform.ts';
 import { fundedAccount, startPayments } from './setup.ts';
 
 // Test money never becomes live money: live mode has none of the sandbox's test cards, a test key cannot bind an
@@ -120,4 +123,34 @@ t.test('the dashboard funds a test account with test cards, and never a live one
   t.same((await stack.live.balance.retrieve({}, { stripeAccount: account.id })).available, []);
   const made = platform.sql`select count(*)::int as n from payment_intents where transfer_destination = ${account.id}`;
   t.equal(await count(made), 0, 'no payment intent made');
+});
+
+t.test('an affiliate payout paid from test funds before 028 is reported failed, never paid', async (t) => {
+  const merchantId = await stack.merchant('Before');
+  const id = newId('po');
+  await platform.sql`
+    insert into payment_payouts (id, livemode, holder, amount, currency, status, balance_transaction, arrival_date,
+      affiliate_payout_id, merchant_id, funded_by)
+    values (${id}, false, 'aff_01m8affiliate000000000002', 6000, 'usd', 'paid', ${newId('txn')}, now(),
+      'po_01m8oldtestpayout000000001', ${merchantId}, ${newId('acct')})`;
+  // The commissions service's side of the report, answered here.
+  const reports: PayoutSettledRequest[] = [];
+  const sub = platform.nc.subscribe(PLATFORM_PAYOUT_SUBJECTS.settled(platform.prefix), {
+    callback: (_err, msg) => {
+      reports.push(decodeJson<PayoutSettledRequest>(msg.data));
+      const h = headers();
+      h.set(RPC_OUTCOME_HEADER, 'ok');
+      msg.respond(encodeJson({}), { headers: h });
+    },
+  });
+  t.teardown(() => sub.unsubscribe());
+  await eventually(async () => (reports.some((r) => r.ledger_payout_id === id) ? true : undefined), 10_000, 'a report');
+  t.match(
+    reports.find((r) => r.ledger_payout_id === id),
+    {
+      payout_id: 'po_01m8oldtestpayout000000001',
+      status: 'failed',
+      failure_reason: 'test_mode_funds',
+    },
+  );
 });

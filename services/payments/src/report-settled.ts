@@ -27,14 +27,18 @@ export function startSettlementReporter(
   const pass = async () => {
     try {
       for (const payout of await unreportedPayouts(deps.sql, BATCH)) {
+        // Test-mode funds never pay an affiliate payout: one drawn on a test account (possible only before payouts
+        // drew on live accounts alone) is reported failed whatever the sandbox rail did, so that its commissions are
+        // approved again instead of marked paid.
+        const testMoney = !payout.livemode;
         const report: PayoutSettledRequest = {
           request_id: newId('req'),
           deadline: Date.now() + ANSWER_MS,
           merchant_id: payout.merchant_id,
           payout_id: payout.affiliate_payout_id,
           ledger_payout_id: payout.id,
-          status: payout.status as 'paid' | 'failed',
-          failure_reason: payout.failure_code,
+          status: testMoney ? 'failed' : (payout.status as 'paid' | 'failed'),
+          failure_reason: testMoney ? 'test_mode_funds' : payout.failure_code,
         };
         const answer = await nc
           .request(PLATFORM_PAYOUT_SUBJECTS.settled(prefix), encodeJson(report), {
