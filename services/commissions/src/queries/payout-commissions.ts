@@ -1,5 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
-import type { CommissionRow } from './commissions.ts';
+import { commissionColumns, type CommissionRow } from './commissions.ts';
 
 /** Whether the payout is the merchant's: its commissions are listed only then. */
 export async function payoutExists(sql: Queryable, merchantId: string, payoutId: string): Promise<boolean> {
@@ -23,8 +23,7 @@ export async function listPayoutCommissions(
   if (!Number.isInteger(page.limit) || page.limit < 1 || page.limit > 1000)
     throw new RangeError(`limit ${page.limit} is not a page size`);
   return sql<CommissionRow[]>`
-    select c.id, c.merchant_id, c.affiliate_id, c.event_id, c.order_id, c.level, c.rate, c.amount, c.currency,
-           c.status, c.held, c.created_at, c.approved_at, c.voided_at, c.void_reason
+    select ${commissionColumns(sql, 'c')}
     from payout_commissions pc
     join commissions c on c.merchant_id = pc.merchant_id and c.id = pc.commission_id
     where pc.payout_id = ${payoutId} and pc.merchant_id = ${merchantId}
