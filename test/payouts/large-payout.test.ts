@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
 import { newId } from '@platform/shared/ids';
-import { PAYOUT_COMMISSION_IDS_MAX } from '@platform/shared/schemas/payouts';
+import { CREATED_PAYOUTS_MAX, PAYOUT_COMMISSION_IDS_MAX } from '@platform/shared/schemas/payouts';
 import { startCommissions, testClock } from '../helpers/commissions.ts';
 import { affiliate, payoutMerchant, payoutWebhooks } from '../helpers/payouts.ts';
 import { eventually, startPlatform } from '../helpers/platform.ts';
@@ -209,4 +209,36 @@ t.test('a payout of a few pages: every commission once, newest first, then the e
   const foreign = await other.client.get(`/api/v1/payouts/${small.id}/commissions`);
   t.equal(foreign.status, 404, "another merchant's payout is not found");
   t.equal(foreign.body.error.code, 'NOT_FOUND');
+});
+
+t.test('a run that creates more payouts than one answer holds: the first ones and the count', async (t) => {
+  const many = await payoutMerchant(platform, ['tax_form_policy=none']);
+  const AFFILIATES = 150;
+  const affiliateIds = Array.from({ length: AFFILIATES }, () => newId('aff'));
+  const commissionIds = affiliateIds.map(() => newId('com'));
+  await platform.sql`
+    insert into affiliates (id, merchant_id, slug, email, display_name, status)
+    select a.id, ${many.id}, 'a' || a.n, 'a' || a.n || '@example.com', 'Affiliate ' || a.n, 'approved'
+    from unnest(${affiliateIds}::text[]) with ordinality as a(id, n)`;
+  await platform.sql`
+    insert into commissions (id, merchant_id, affiliate_id, event_id, order_id, level, rate, amount, currency, status,
+                             created_at, approved_at)
+    select c.id, ${many.id}, c.affiliate_id, 'evt_' || substr(c.id, 5), 'order_' || c.n, 0, 0.1, 60, 'USD',
+           'approved', now(), now()
+    from unnest(${commissionIds}::text[], ${affiliateIds}::text[]) with ordinality as c(id, affiliate_id, n)`;
+  const created = await many.client.post('/api/v1/payouts', {});
+  t.equal(created.status, 201);
+  t.equal(created.body.created_count, AFFILIATES, 'every payout counted');
+  t.equal(created.body.data.length, CREATED_PAYOUTS_MAX, 'the first ones shown');
+  t.same(
+    created.body.data.map((p: any) => p.affiliate_id),
+    [...affiliateIds].sort().slice(0, CREATED_PAYOUTS_MAX),
+    'by affiliate',
+  );
+  const [stored] = await platform.sql<{ n: number }[]>`
+    select count(*)::int as n from payouts where merchant_id = ${many.id} and status = 'pending'`;
+  t.equal(stored!.n, AFFILIATES, 'and every one stored');
+  const first = await many.client.get('/api/v1/payouts?status=pending&limit=100');
+  const second = await many.client.get(`/api/v1/payouts?status=pending&limit=100&cursor=${first.body.next_cursor}`);
+  t.equal(first.body.data.length + second.body.data.length, AFFILIATES, 'the list holds them all');
 });

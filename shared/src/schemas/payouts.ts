@@ -83,10 +83,23 @@ export type Payout = Static<typeof Payout>;
 
 export const PayoutList = ListOf(Payout, 'PayoutList');
 
+/**
+ * The most payouts one POST /api/v1/payouts answers with: a run over every affiliate of a large programme creates one
+ * per affiliate and currency, and an answer is one NATS message.
+ */
+export const CREATED_PAYOUTS_MAX = 100;
+
 export const CreatedPayouts = Type.Object(
   {
     data: Type.Array(Payout, {
-      description: 'the payouts created, one per affiliate and currency; empty when nothing reached min_payout',
+      maxItems: CREATED_PAYOUTS_MAX,
+      description: `the payouts created, one per affiliate and currency, by affiliate then currency: the first ${CREATED_PAYOUTS_MAX} when there are more (created_count says); empty when nothing reached min_payout`,
+    }),
+    created_count: Type.Integer({
+      minimum: 0,
+      description:
+        'how many payouts the run created; all of them lead GET /api/v1/payouts?status=pending (newest first), with the same created_at',
+      examples: [1],
     }),
   },
   { additionalProperties: false, $id: 'CreatedPayouts' },

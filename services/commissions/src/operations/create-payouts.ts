@@ -1,6 +1,7 @@
 import { api } from '@platform/shared/api';
 import { invalidInput } from '@platform/shared/errors';
 import { defineOperation } from '@platform/shared/operation';
+import { CREATED_PAYOUTS_MAX } from '@platform/shared/schemas/payouts';
 import type { CommissionsDeps } from '../deps.ts';
 import { createPayouts } from '../engine/payout-run.ts';
 import { presentPayout } from '../present.ts';
@@ -19,5 +20,7 @@ export const createPayoutsOperation = (deps: CommissionsDeps) =>
       return createPayouts(tx, ctx.merchantId, deps.now(), named);
     });
     ctx.log.info('payouts created', { count: payouts.length });
-    return { outcome: 'created', body: { data: payouts.map(presentPayout) } };
+    // A bounded answer, however many the run created: the rest are listed by GET /api/v1/payouts.
+    const shown = payouts.slice(0, CREATED_PAYOUTS_MAX).map(presentPayout);
+    return { outcome: 'created', body: { data: shown, created_count: payouts.length } };
   });

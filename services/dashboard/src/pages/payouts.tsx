@@ -34,7 +34,7 @@ export function PayoutsPage() {
     setCreated(undefined);
     const result = await create.run(async () => unwrap(await api.POST('/api/v1/payouts', { body: {} })));
     if (result) {
-      setCreated(result.data.length);
+      setCreated(result.created_count);
       pager.reset();
       list.reload();
     }
