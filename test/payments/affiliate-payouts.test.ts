@@ -109,7 +109,7 @@ t.test('without a connected account, or without the funds, a platform payout sta
   const [payout] = (await m.client.post('/api/v1/payouts', {})).body.data as { id: string }[];
   const noAccount = await m.client.patch(`/api/v1/payouts/${payout!.id}`, { status: 'sent', method: 'platform' });
   t.equal(noAccount.status, 409);
-  t.match(noAccount.body, { error: { code: 'CONFLICT', message: /no live connected account/ } });
+  t.match(noAccount.body, { error: { code: 'CONFLICT', message: /no connected account in live mode/ } });
   await fundedAccount(stack, 1000, {}, { merchant_id: m.id });
   const short = await m.client.patch(`/api/v1/payouts/${payout!.id}`, { status: 'sent', method: 'platform' });
   t.equal(short.status, 409);

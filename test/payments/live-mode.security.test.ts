@@ -93,7 +93,10 @@ t.test('test-mode funds never pay an affiliate payout, even bound to the merchan
         })
       ).data,
     );
-  t.match(await ask(), { status: 400, error: { code: 'no_connected_account', message: /no live connected account/ } });
+  t.match(await ask(), {
+    status: 400,
+    error: { code: 'no_connected_account', message: /no connected account in live mode/ },
+  });
   t.same((await stack.test.balance.retrieve({}, { stripeAccount: testFunds.id })).available, [
     { amount: 50_000, currency: 'usd' },
   ]);

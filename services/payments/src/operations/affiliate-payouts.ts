@@ -27,7 +27,7 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
     if (earlier) return reply(earlier);
     const account = await fundingAccount(deps.sql, request.merchant_id);
     if (!account)
-      throw invalidRequest('The merchant has no live connected account to pay affiliate payouts from.', {
+      throw invalidRequest('The merchant has no connected account in live mode to pay affiliate payouts from.', {
         code: 'no_connected_account',
       });
     const currency = request.currency.toLowerCase();
