@@ -1,10 +1,11 @@
 import type { Commission } from '@platform/shared/schemas/commissions';
 import type { Payout } from '@platform/shared/schemas/payouts';
+import type { ClawbackRow, ClawedBack } from './queries/clawbacks.ts';
 import type { CommissionRow } from './queries/commissions.ts';
 import type { PayoutRow } from './queries/payouts.ts';
 
-/** The only way a commission leaves the service in an API response: field by field. */
-export function presentCommission(row: CommissionRow): Commission {
+/** The only way a commission leaves the service in an API response: field by field (with its clawback, if any). */
+export function presentCommission(row: CommissionRow, clawback?: ClawbackRow): Commission {
   return {
     id: row.id,
     amount: Number(row.amount),
@@ -19,6 +20,15 @@ export function presentCommission(row: CommissionRow): Commission {
     approved_at: row.approved_at?.toISOString() ?? null,
     voided_at: row.voided_at?.toISOString() ?? null,
     void_reason: row.void_reason,
+    void_requested_at: row.void_requested_at?.toISOString() ?? null,
+    clawback: clawback
+      ? {
+          payout_id: clawback.payout_id,
+          amount: Number(clawback.amount),
+          recovered: Number(clawback.recovered),
+          created_at: clawback.created_at.toISOString(),
+        }
+      : null,
   };
 }
 
@@ -33,6 +43,14 @@ export function commissionEventData(row: CommissionRow) {
     order_id: row.order_id,
     event_id: row.event_id,
     level: row.level,
+  };
+}
+
+/** The data of commission.voided for a commission that had been paid: the clawback it causes. */
+export function clawbackEventData(row: ClawedBack) {
+  return {
+    ...commissionEventData(row),
+    clawback: { payout_id: row.clawback_payout_id, amount: Number(row.amount), currency: row.currency },
   };
 }
 
@@ -56,6 +74,12 @@ export function presentPayout(row: PayoutRow): Payout {
     failed_at: row.failed_at?.toISOString() ?? null,
     failure_reason: row.failure_reason,
     held_reason: row.held_reason,
+    exported_at: row.exported_at?.toISOString() ?? null,
+    adjustments: row.adjustments.map((a) => ({
+      type: 'clawback',
+      commission_id: a.commission_id,
+      amount: -Number(a.amount),
+    })),
   };
 }
 

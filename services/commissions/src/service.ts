@@ -14,6 +14,7 @@ import { exportPayoutsOperation } from './operations/export-payouts.ts';
 import { getPayoutOperation } from './operations/get-payout.ts';
 import { getCommissionOperation } from './operations/get.ts';
 import { listPayoutCommissionsOperation } from './operations/list-payout-commissions.ts';
+import { listPayoutExportsOperation } from './operations/list-payout-exports.ts';
 import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
@@ -71,6 +72,7 @@ export async function startCommissionsService(
       createPayoutsOperation(deps),
       listPayoutsOperation(deps),
       exportPayoutsOperation(deps),
+      listPayoutExportsOperation(deps),
       getPayoutOperation(),
       listPayoutCommissionsOperation(deps),
       updatePayoutOperation(deps),

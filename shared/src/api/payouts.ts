@@ -12,6 +12,7 @@ import {
   UpdatePayoutBody,
 } from '../schemas/payouts.ts';
 import { CommissionList } from '../schemas/commissions.ts';
+import { ListPayoutExportsQuery, PayoutExportList } from '../schemas/payout-exports.ts';
 
 /** Payouts live in the commissions service, which owns the commissions they group. */
 export const payoutsApi = {
@@ -47,11 +48,25 @@ export const payoutsApi = {
     operationId: 'exportPayouts',
     method: 'get',
     path: '/api/v1/payouts/export',
-    scope: 'read',
+    // It reads payout details in clear (IBANs, account numbers, PayPal e-mails): more than a read key may see.
+    scope: 'write',
     tag: 'Payouts',
-    summary: 'The payouts to send as a CSV file: a PayPal Payouts batch, or bank transfers',
+    summary:
+      'The payouts to send as a CSV file: a PayPal Payouts batch, or bank transfers. Recorded (listPayoutExports); the pending payouts in the file are frozen',
     query: ExportPayoutsQuery,
     success: [{ status: 200, schema: PayoutsCsv, contentType: 'text/csv', description: 'the CSV file' }],
+  }),
+  listPayoutExports: operation({
+    service: 'commissions',
+    name: 'listPayoutExports',
+    operationId: 'listPayoutExports',
+    method: 'get',
+    path: '/api/v1/payout_exports',
+    scope: 'read',
+    tag: 'Payouts',
+    summary: 'List the CSV exports of payouts, newest first: who made each, when, and which payouts it held',
+    query: ListPayoutExportsQuery,
+    success: [{ status: 200, schema: PayoutExportList, description: 'a page of exports' }],
   }),
   getPayout: operation({
     service: 'commissions',

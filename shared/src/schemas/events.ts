@@ -25,6 +25,20 @@ const CommissionEventData = Type.Object(
     order_id: Id("the event's external_id", 'order_1042'),
     event_id: Id('the conversion event', 'evt_01jd3t6m0s2e4w5x6y7z8a9b0c'),
     level: Type.Integer({ minimum: 0, maximum: 5, description: '0 for the direct affiliate, 1.. for ancestors' }),
+    clawback: Type.Optional(
+      Type.Object(
+        {
+          payout_id: Id('the paid payout that carried it', 'po_01jd3t6m0s2e4w5x6y7z8a9b0c'),
+          amount: Money("the amount taken back from the affiliate's next payouts"),
+          currency: Currency,
+        },
+        {
+          additionalProperties: false,
+          description:
+            'commission.voided only, when the commission had been paid: the money to take back from later payouts',
+        },
+      ),
+    ),
   },
   { additionalProperties: false, $id: 'CommissionEventData' },
 );

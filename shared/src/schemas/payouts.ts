@@ -41,7 +41,8 @@ export const Payout = Type.Object(
     id: Type.String({ description: 'identifier', examples: ['po_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
     affiliate_id: Type.String({ description: 'the affiliate paid', examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'] }),
     amount: Type.Number({
-      description: 'the exact sum of its commissions, in the currency of its commissions',
+      description:
+        'what it pays: the exact sum of its commissions (those voided while it was pending excepted) less its adjustments, in the currency of its commissions; never below zero',
       examples: [182.5],
     }),
     currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code', examples: ['USD'] }),
@@ -52,7 +53,7 @@ export const Payout = Type.Object(
       examples: ['PAYPAL-BATCH-2026-11'],
     }),
     commission_ids: Type.Array(Type.String(), {
-      description: `the commissions it groups (a commission voided while the payout was pending is removed from it); at most the first ${PAYOUT_COMMISSION_IDS_MAX}, by id (commission_count counts them all; GET /api/v1/payouts/{payout_id}/commissions pages through every one)`,
+      description: `the commissions it grouped, as its history: one voided while the payout was pending stays listed (its status tells) but no longer counts in amount; at most the first ${PAYOUT_COMMISSION_IDS_MAX}, by id (commission_count counts them all; GET /api/v1/payouts/{payout_id}/commissions pages through every one)`,
       maxItems: PAYOUT_COMMISSION_IDS_MAX,
       examples: [['com_01jd3t6m0s2e4w5x6y7z8a9b0c']],
     }),
@@ -76,6 +77,23 @@ export const Payout = Type.Object(
         '`tax_form_required`: the affiliate needs a valid tax form on file (merchant setting tax_form_policy) before it can be sent; null when it may be sent',
       examples: [null],
     }),
+    exported_at: NullableTimestamp(
+      'when it was first in a CSV export; an exported payout is frozen: its amount and commissions no longer change',
+    ),
+    adjustments: Type.Array(
+      Type.Object(
+        {
+          type: Type.Literal('clawback', { description: 'money taken back for a commission voided after it was paid' }),
+          commission_id: Type.String({
+            description: 'the voided commission',
+            examples: ['com_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+          }),
+          amount: Type.Number({ description: 'negative: what it deducts', examples: [-12.5] }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'what it deducts from its commissions, oldest first; amount is their sum plus these' },
+    ),
   },
   { additionalProperties: false, $id: 'Payout' },
 );

@@ -2,6 +2,7 @@ import type { Queryable } from '@platform/shared/db';
 import { PAYOUT_COMMISSION_IDS_MAX, type HeldReason, type PayoutStatus } from '@platform/shared/schemas/payouts';
 import { unnestColumns } from '@platform/shared/unnest';
 import type { PayableCommission, PayoutGroup } from '../engine/payouts.ts';
+import { capAdjustments, frozenPayout } from './clawbacks.ts';
 
 export interface PayoutRow {
   id: string;
@@ -23,6 +24,9 @@ export interface PayoutRow {
   failed_at: Date | null;
   failure_reason: string | null;
   held_reason: HeldReason | null;
+  exported_at: Date | null;
+  /** The clawbacks it deducts, oldest first. */
+  adjustments: { commission_id: string; amount: string }[];
 }
 
 // commission_count and commission_ids (the first of them) count every commission linked to the payout, released or
@@ -34,7 +38,11 @@ const columns = (sql: Queryable) => sql`
         limit ${sql.unsafe(String(PAYOUT_COMMISSION_IDS_MAX))}) as commission_ids,
   (select count(*)::int from payout_commissions pc
    where pc.merchant_id = p.merchant_id and pc.payout_id = p.id) as commission_count,
-  p.period_start, p.period_end, p.created_at, p.sent_at, p.paid_at, p.failed_at, p.failure_reason, p.held_reason`;
+  p.period_start, p.period_end, p.created_at, p.sent_at, p.paid_at, p.failed_at, p.failure_reason, p.held_reason,
+  p.exported_at,
+  coalesce((select json_agg(json_build_object('commission_id', a.commission_id, 'amount', a.amount::text)
+                            order by a.created_at, a.commission_id)
+            from payout_adjustments a where a.merchant_id = p.merchant_id and a.payout_id = p.id), '[]') as adjustments`;
 
 /**
  * Serialises payout creation per merchant until the transaction ends (the API and the monthly schedule alike), so
@@ -259,23 +267,28 @@ export async function addPaidToAffiliate(
       where merchant_id = ${payout.merchant_id} and id = ${payout.affiliate_id}`;
 }
 
-/** The open payout (pending or sent) a commission is in, if any. */
+/**
+ * The open payout (pending, sending or sent) a commission is in, if any, locked until the transaction ends (after
+ * the commission: the lock order of payout moves), with whether it is frozen (docs/PAYOUTS.md).
+ */
 export async function openPayoutOf(
   sql: Queryable,
   merchantId: string,
   commissionId: string,
-): Promise<{ id: string; status: PayoutStatus } | undefined> {
-  const [row] = await sql<{ id: string; status: PayoutStatus }[]>`
-    select p.id, p.status from payout_commissions pc
+): Promise<{ id: string; status: PayoutStatus; frozen: boolean } | undefined> {
+  const [row] = await sql<{ id: string; status: PayoutStatus; frozen: boolean }[]>`
+    select p.id, p.status, ${frozenPayout(sql)} as frozen from payout_commissions pc
     join payouts p on p.merchant_id = pc.merchant_id and p.id = pc.payout_id
     where pc.merchant_id = ${merchantId} and pc.commission_id = ${commissionId} and pc.released_at is null
-      and p.status in ('pending', 'sent')`;
+      and p.status in ('pending', 'sending', 'sent')
+    for update of p`;
   return row;
 }
 
 /**
- * Takes voided commissions out of the pending payouts that held them and recomputes those payouts' amounts and
- * periods; a payout left with no commission is canceled. Answers how many payouts changed.
+ * Takes voided commissions out of the pending payouts that held them, not exported (an exported payout is frozen),
+ * and recomputes those payouts' amounts (their commissions less their deductions) and periods; a payout left with no
+ * commission is canceled. The links stay, released, as the payout's history. Answers how many payouts changed.
  */
 export async function removeVoidedFromPendingPayouts(
   sql: Queryable,
@@ -285,21 +298,24 @@ export async function removeVoidedFromPendingPayouts(
 ): Promise<number> {
   if (commissionIds.length === 0) return 0;
   const removed = await sql<{ payout_id: string }[]>`
-    delete from payout_commissions pc using payouts p
+    update payout_commissions pc set released_at = ${at} from payouts p
     where pc.merchant_id = ${merchantId} and pc.commission_id in ${sql(commissionIds)} and pc.released_at is null
-      and p.merchant_id = pc.merchant_id and p.id = pc.payout_id and p.status = 'pending'
+      and p.merchant_id = pc.merchant_id and p.id = pc.payout_id and p.status = 'pending' and p.exported_at is null
     returning pc.payout_id`;
   const payoutIds = [...new Set(removed.map((r) => r.payout_id))];
   if (payoutIds.length === 0) return 0;
+  await capAdjustments(sql, merchantId, payoutIds);
   await sql`
     update payouts p set
-      amount = coalesce(t.total, 0), period_start = coalesce(t.first, p.period_start),
+      amount = greatest(coalesce(t.total, 0) - t.deducted, 0), period_start = coalesce(t.first, p.period_start),
       period_end = coalesce(t.last, p.period_end),
       status = case when t.total is null then 'canceled' else p.status end,
       canceled_at = case when t.total is null then ${at}::timestamptz else p.canceled_at end,
       held_reason = case when t.total is null then null else p.held_reason end
     from (
-      select ids.id, sum(c.amount) as total, min(c.created_at) as first, max(c.created_at) as last
+      select ids.id, sum(c.amount) as total, min(c.created_at) as first, max(c.created_at) as last,
+        coalesce((select sum(a.amount) from payout_adjustments a
+                  where a.merchant_id = ${merchantId} and a.payout_id = ids.id), 0) as deducted
       from unnest(${payoutIds}::text[]) as ids(id)
       left join payout_commissions pc on pc.merchant_id = ${merchantId} and pc.payout_id = ids.id and pc.released_at is null
       left join commissions c on c.merchant_id = pc.merchant_id and c.id = pc.commission_id
@@ -329,19 +345,25 @@ export async function releaseHoldsWithValidForms(sql: Queryable, merchantId?: st
 /** The most rows one export holds: a PayPal Payouts batch file takes up to 5,000. */
 const EXPORT_MAX_ROWS = 5000;
 
-/** Payouts of the status (held ones excepted: they cannot be sent), oldest first, with the affiliate's name. */
+export type ExportablePayout = Omit<PayoutRow, 'commission_ids' | 'adjustments'> & { display_name: string };
+
+/**
+ * Payouts of the status (held ones excepted: they cannot be sent), oldest first, with the affiliate's name, locked
+ * until the transaction ends: the export freezes those it writes, and a void or move waits for it.
+ */
 export async function exportablePayouts(
   sql: Queryable,
   merchantId: string,
   filter: { status: PayoutStatus; currency?: string },
-): Promise<(Omit<PayoutRow, 'commission_ids'> & { display_name: string })[]> {
-  return sql<(Omit<PayoutRow, 'commission_ids'> & { display_name: string })[]>`
+): Promise<ExportablePayout[]> {
+  return sql<ExportablePayout[]>`
     select p.id, p.merchant_id, p.affiliate_id, p.amount::text as amount, p.currency, p.status, p.method, p.reference,
       p.period_start, p.period_end, p.created_at, p.sent_at, p.paid_at, p.failed_at, p.failure_reason, p.held_reason,
-      a.display_name
+      p.exported_at, a.display_name
     from payouts p join affiliates a on a.merchant_id = p.merchant_id and a.id = p.affiliate_id
     where p.merchant_id = ${merchantId} and p.status = ${filter.status} and p.held_reason is null
       ${filter.currency ? sql`and p.currency = ${filter.currency}` : sql``}
     order by p.created_at, p.id
-    limit ${EXPORT_MAX_ROWS}`;
+    limit ${EXPORT_MAX_ROWS}
+    for update of p`;
 }
