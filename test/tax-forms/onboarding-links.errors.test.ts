@@ -102,6 +102,17 @@ t.test('two open links submitted at once: one stores, the other is refused', asy
   t.equal(forms.length, 1, 'one tax form stored');
 });
 
+t.test('links created at once: exactly one stays usable', async (t) => {
+  const affiliate = await createAffiliate(client, 'burst@example.com');
+  const links = await Promise.all(Array.from({ length: 4 }, () => client.post(onboardingLinksPath(affiliate.id))));
+  t.same(
+    links.map((l) => l.status),
+    [201, 201, 201, 201],
+  );
+  const pages = await Promise.all(links.map((l) => openOnboardingPage(platform.baseUrl, l.body.url)));
+  t.same(pages.map((p) => p.status).sort(), [200, 410, 410, 410]);
+});
+
 t.test("another merchant's affiliate: 404 for its history; a made-up link is not found", async (t) => {
   const affiliate = await createAffiliate(client, 'mine@example.com');
   const other = await platform.merchant();

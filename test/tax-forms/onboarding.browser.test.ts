@@ -89,6 +89,14 @@ t.test(
       .getByText(/W-9.*Olive Onboard, TIN \*{5}6789/)
       .waitFor();
     t.match(await merchant.page.getByTestId('payout-details').textContent(), 'Bank transfer, IBAN *****5432');
+    const linkId = (await m.client.get(`/api/v1/affiliates/${affiliate.id}/payout_details/history`)).body.data[0]
+      .actor_id as string;
+    t.match(linkId, /^obl_/);
+    t.match(
+      await merchant.page.getByRole('list', { name: 'Payout details history' }).textContent(),
+      `by the affiliate through onboarding link ${linkId}: none to Bank transfer, IBAN *****5432`,
+      'the change, on the affiliate page',
+    );
 
     // Used: a clear page, no form.
     const again = await page.goto(onThisGateway(url));
