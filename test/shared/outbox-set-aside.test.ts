@@ -6,7 +6,10 @@ import { newId } from '@platform/shared/ids';
 import { enqueueEvents, oldestUnpublishedAgeSeconds } from '@platform/shared/outbox';
 import { startOutboxRelay } from '@platform/shared/outbox-relay';
 import { reconcileOutbox } from '@platform/dispatcher/queries/outbox';
+import { reconcileConversions } from '@platform/commissions/engine/reconcile';
+import type { ConversionEnvelope } from '@platform/commissions/engine/envelope';
 import { createMerchant } from '../../scripts/admin/commands.ts';
+import { conversion } from '../helpers/commissions.ts';
 import { captureLogger, createTestDatabase, createTestNats } from '../helpers/platform.ts';
 import { readStream } from '../helpers/stream.ts';
 
@@ -112,4 +115,37 @@ t.test('the webhook reconciler fans a set-aside event out once, and passes it', 
   const [mark] = await db.sql<{ seq: string }[]>`select seq from webhook_fanout_watermark`;
   t.ok(BigInt(mark!.seq) >= BigInt(aside[1]!.seq), 'the watermark moved past them');
   t.same(await reconcileOutbox(db.sql, 0), { checked: 0, created: 0 }, 'a second pass finds nothing: no loop');
+});
+
+t.test('the conversion reconciler takes a set-aside conversion.recorded once, and passes it', async (t) => {
+  const [row] = await db.sql.begin((tx) =>
+    enqueueEvents(tx, [
+      {
+        merchantId: bad,
+        type: 'conversion.recorded',
+        data: { ...conversion({ affiliate_id: null }), external_id: 'x'.repeat(1_100_000) },
+      },
+    ]),
+  );
+  await relay.flush();
+  const [state] = await stateOf([row!.id]);
+  t.match(state, { published: false, set_aside: true });
+  const seen: ConversionEnvelope[] = [];
+  const pass = () =>
+    reconcileConversions(db.sql, {
+      settleMs: 0,
+      log: logger.log,
+      process: async (envelopes) => {
+        seen.push(...envelopes);
+        return envelopes.map(() => ({ kind: 'duplicate' as const }));
+      },
+    });
+  await pass();
+  await pass();
+  const mine = seen.filter((e) => e.id === row!.id);
+  const skipped = logger.lines.filter((l) => l.includes('outbox conversion cannot be processed'));
+  t.equal(mine.length + skipped.length, 1, 'processed (or skipped as unprocessable) once, not on every pass');
+  const [mark] = await db.sql<{ seq: string }[]>`select seq from conversion_reconcile_watermark`;
+  const [written] = await db.sql<{ seq: string }[]>`select seq from outbox where id = ${row!.id}`;
+  t.ok(BigInt(mark!.seq) >= BigInt(written!.seq), 'the watermark moved past it');
 });
