@@ -1,7 +1,9 @@
 import t from 'tap';
 import type { Sql } from '@platform/shared/db';
 import { IdempotencyKeyReused, sandboxProcessor, type PaymentProcessor } from '@platform/payments/processor';
-import { eventually } from '../helpers/platform.ts';
+import { loadPaymentsConfig } from '@platform/payments/config';
+import { startPaymentsService } from '@platform/payments/service';
+import { captureLogger, eventually } from '../helpers/platform.ts';
 import { startPayments } from './setup.ts';
 
 // Processor calls: made after the intent is committed as processing, outside any row lock, with the intent, the
@@ -9,7 +11,7 @@ import { startPayments } from './setup.ts';
 // by the reconciler asking the processor again, and money never moves twice.
 
 /** What the processor saw when it was called: the intent's committed status, and whether its row was locked. */
-const seen: { operation: string; status: string; locked: boolean }[] = [];
+const seen: { operation: string; key: string; status: string; locked: boolean }[] = [];
 const own: { sql?: Sql } = {};
 const watching = (sql: Sql): PaymentProcessor => {
   const sandbox = sandboxProcessor(sql);
@@ -23,7 +25,7 @@ const watching = (sql: Sql): PaymentProcessor => {
         () => false,
         () => true,
       );
-    seen.push({ operation, status: row!.status, locked });
+    seen.push({ operation, key, status: row!.status, locked });
   };
   return {
     lookup: (m, live) => sandbox.lookup(m, live),
@@ -33,7 +35,7 @@ const watching = (sql: Sql): PaymentProcessor => {
 };
 
 const stack = await startPayments(t, {
-  paymentsEnv: { PAYMENT_PROCESSING_RECOVER_AFTER_MS: '300' },
+  paymentsEnv: { PAYMENT_PROCESSING_RECOVER_AFTER_MS: '1000' },
   processor: watching,
 });
 const { platform, test } = stack;
@@ -64,7 +66,7 @@ t.test('the processor is called with the intent committed as processing and its 
   t.equal((await test.paymentIntents.confirm(held.id)).status, 'requires_capture');
   t.equal((await test.paymentIntents.capture(held.id)).status, 'succeeded');
   t.same(
-    seen,
+    seen.map(({ key: _, ...call }) => call),
     ['authorize', 'capture', 'authorize', 'capture'].map((operation) => ({
       operation,
       status: 'processing',
@@ -184,4 +186,35 @@ t.test('a retried confirm or capture replays its answer and never captures twice
   await t.rejects(test.paymentIntents.capture(intent.id), { code: 'payment_intent_unexpected_state' });
   t.equal((await calls(intent.id)).filter((c) => c.operation === 'capture').length, 1, 'one capture');
   t.equal(await charges(intent.id), 1, 'one charge in the ledger');
+});
+
+t.test('two replicas reconcile crashed intents together: each is asked of the processor once', async (t) => {
+  const second = await startPaymentsService(
+    loadPaymentsConfig({
+      ...platform.env,
+      PUBLIC_BASE_URL: platform.baseUrl,
+      PAYMENT_PROCESSING_RECOVER_AFTER_MS: '1000',
+    }),
+    captureLogger('payments-2').log,
+    watching,
+  );
+  t.teardown(() => second.close());
+  seen.length = 0;
+  const crashed = await Promise.all(Array.from({ length: 12 }, () => crashedIntent()));
+  for (const { intent } of crashed)
+    await eventually(
+      async () => ((await test.paymentIntents.retrieve(intent.id)).status === 'succeeded' ? true : undefined),
+      10_000,
+      `${intent.id} finished`,
+    );
+  const keys = seen.map((c) => c.key);
+  const ids = new Set(crashed.map((c) => c.intent.id));
+  t.same(
+    keys.filter((k) => !ids.has(k.split(':')[0]!)),
+    [],
+    'no other call',
+  );
+  t.equal(keys.length, 24, `an authorize and a capture each: ${keys.length}`);
+  t.equal(new Set(keys).size, 24, 'no call made twice');
+  for (const { intent } of crashed) t.equal(await charges(intent.id), 1);
 });
