@@ -188,3 +188,26 @@ t.test('voiding inside a pending payout keeps the link as its history', async (t
     'the link rows stay; the voided one is released',
   );
 });
+
+t.test('a void that leaves a payout nothing past its deductions cancels it; the clawback is owed again', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
+  const ana = await affiliate(m, 'ana@example.com');
+  const [paid] = await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '300.00' }]);
+  const [first] = (await m.client.post('/api/v1/payouts')).body.data;
+  await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'sent' });
+  await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'paid' });
+  await refund(m.id, [paid!]);
+  const [big, small] = await approvedCommissions(platform, service, m.id, ana.id, [
+    { amount: '500.00' },
+    { amount: '200.00' },
+  ]);
+  const [next] = (await m.client.post('/api/v1/payouts')).body.data;
+  t.match(next, { amount: 40, adjustments: [{ commission_id: paid, amount: -30 }] });
+
+  // 20.00 left against 30.00 owed: the deduction is cut to 20.00, nothing would be paid, so the payout is canceled.
+  t.equal((await m.client.patch(`/api/v1/commissions/${big}`, { status: 'voided' })).status, 200);
+  t.match((await m.client.get(`/api/v1/payouts/${next.id}`)).body, { status: 'canceled', amount: 0 });
+  t.match((await m.client.get(`/api/v1/commissions/${paid}`)).body.clawback, { amount: 30, recovered: 0 });
+  t.equal((await m.client.get(`/api/v1/commissions/${small}`)).body.status, 'approved', 'released');
+  t.same((await m.client.post('/api/v1/payouts')).body.data, [], 'still less than what is owed: no payout');
+});

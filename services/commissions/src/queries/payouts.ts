@@ -288,7 +288,8 @@ export async function openPayoutOf(
 /**
  * Takes voided commissions out of the pending payouts that held them, not exported (an exported payout is frozen),
  * and recomputes those payouts' amounts (their commissions less their deductions) and periods; a payout left with no
- * commission is canceled. The links stay, released, as the payout's history. Answers how many payouts changed.
+ * commission, or whose deductions take all it has left, is canceled. The links stay, released, as the payout's
+ * history. Answers how many payouts changed.
  */
 export async function removeVoidedFromPendingPayouts(
   sql: Queryable,
@@ -322,6 +323,14 @@ export async function removeVoidedFromPendingPayouts(
       group by ids.id
     ) t
     where p.merchant_id = ${merchantId} and p.id = t.id`;
+  // Its deductions took all that is left: nothing to send, so it is canceled and its commissions released, as a run
+  // makes no payout that would pay nothing; the clawbacks it deducted are owed again (engine/clawbacks.ts).
+  const emptied = await sql<{ id: string }[]>`
+    update payouts set status = 'canceled', canceled_at = ${at}, held_reason = null
+    where merchant_id = ${merchantId} and id = any(${payoutIds}::text[]) and status = 'pending' and amount = 0
+      and exists (select 1 from payout_adjustments a where a.merchant_id = payouts.merchant_id and a.payout_id = payouts.id)
+    returning id`;
+  for (const { id } of emptied) await releasePayoutCommissions(sql, merchantId, id, at);
   return payoutIds.length;
 }
 
