@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { deadlineCheck } from './deadline.ts';
+import { boundNoCallerWork, deadlineCheck, noCallerOpening } from './deadline.ts';
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -51,6 +51,10 @@ export function connectDatabase(
     // second of the server, and a server that refuses connections sees at most one attempt a second per connection.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
   });
+  boundNoCallerWork(sql, {
+    lockTimeoutMs: options.lockTimeoutMs ?? DATABASE_LOCK_TIMEOUT_DEFAULT_MS,
+    statementTimeoutMs: options.statementTimeoutMs ?? DATABASE_STATEMENT_TIMEOUT_DEFAULT_MS,
+  });
   checkDeadlineBeforeCommit(sql);
   return sql;
 }
@@ -62,7 +66,7 @@ export const DATABASE_LOCK_TIMEOUT_DEFAULT_MS = 2000;
 /**
  * Every `sql.begin` of the pool ends with the caller's deadline check (deadline.ts) when it runs for a caller: the
  * check is the transaction's last statement, so a transaction past its caller's deadline rolls back instead of
- * committing after the gateway answered 503.
+ * committing after the gateway answered 503. One that runs for no caller starts by raising its bounds instead.
  */
 function checkDeadlineBeforeCommit(sql: Sql): void {
   type Work = (tx: TransactionSql) => unknown;
@@ -70,9 +74,12 @@ function checkDeadlineBeforeCommit(sql: Sql): void {
   (sql as { begin: unknown }).begin = (...args: unknown[]) => {
     const work = args.pop() as Work;
     return begin(...args, async (tx: TransactionSql) => {
+      const opened = noCallerOpening(sql, tx);
+      opened?.catch(() => {});
       let result = await work(tx);
       // postgres.js awaits an array of queries a transaction answers; so must the check, which comes after them.
       if (Array.isArray(result)) result = await Promise.all(result);
+      await opened;
       await deadlineCheck(tx);
       return result;
     });

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Queryable } from './db.ts';
+import type { Queryable, Sql } from './db.ts';
 
 /**
  * The deadline of the caller an operation answers (the gateway's, epoch milliseconds): past it the gateway has
@@ -10,6 +10,37 @@ import type { Queryable } from './db.ts';
  * sweepers, purges, migrations) has no deadline and no check.
  */
 const current = new AsyncLocalStorage<number>();
+
+/**
+ * Work with no caller waits as long as it must: a consumer's batch that queues behind another replica's advisory
+ * locks (or those of a replica that just stopped, until its backend ends) is not failed after the API's 2 s. The
+ * pool's statement_timeout and lock_timeout are for the API; a transaction that runs for no caller raises them to
+ * these bounds, or keeps the pool's own when those are higher or none (0).
+ */
+const NO_CALLER_LOCK_TIMEOUT_MS = 30_000;
+const NO_CALLER_STATEMENT_TIMEOUT_MS = 60_000;
+const noCallerBounds = new WeakMap<Sql, { lock: string; statement: string }>();
+
+/** Called by connectDatabase with the pool's own timeouts (0: none). */
+export function boundNoCallerWork(sql: Sql, pool: { lockTimeoutMs: number; statementTimeoutMs: number }): void {
+  const raised = (ms: number, floor: number) => String(ms === 0 ? 0 : Math.max(ms, floor));
+  noCallerBounds.set(sql, {
+    lock: raised(pool.lockTimeoutMs, NO_CALLER_LOCK_TIMEOUT_MS),
+    statement: raised(pool.statementTimeoutMs, NO_CALLER_STATEMENT_TIMEOUT_MS),
+  });
+}
+
+/**
+ * The first statement of a transaction on `sql` that runs for no caller: its looser bounds (set_config local to the
+ * transaction). Null for a caller's transaction, which keeps the pool's bounds. Sent right after BEGIN, not awaited
+ * on its own: what follows on the connection runs after it.
+ */
+export function noCallerOpening(sql: Sql, tx: Queryable): Promise<unknown> | null {
+  if (current.getStore() !== undefined) return null;
+  const bounds = noCallerBounds.get(sql);
+  if (!bounds) return null;
+  return tx`select set_config('lock_timeout', ${bounds.lock}, true), set_config('statement_timeout', ${bounds.statement}, true)`.execute();
+}
 
 /** Runs `work` with `deadline` as the deadline of the transactions it opens. */
 export function withDeadline<T>(deadline: number, work: () => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import type { Queryable, Sql } from './db.ts';
-import { deadlineCheck } from './deadline.ts';
+import { deadlineCheck, noCallerOpening } from './deadline.ts';
 
 /**
  * Transactions on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
@@ -51,7 +51,8 @@ export async function inTransaction<T>(
   try {
     const begun = observed(reserved`begin`.execute());
     open = true;
-    const { result, last } = await work(tx, begun);
+    const opened = noCallerOpening(sql, tx);
+    const { result, last } = await work(tx, opened ? Promise.all([begun, observed(opened)]) : begun);
     const checked = deadlineCheck(tx);
     const committed = reserved`commit`.execute();
     open = false;
@@ -81,11 +82,16 @@ export async function inOneTrip<T extends Record<string, unknown>>(
   const tx = reserved as unknown as Queryable;
   let pending: Promise<unknown>[] = [];
   let names: string[];
+  let first: number;
   try {
     // Set before any query reaches the connection, so before the driver's own immediate that writes what is
     // queued: COMMIT joins BEGIN and the statements in that write rather than leaving in one of its own.
     const queued = new Promise<void>((resolve) => setImmediate(resolve));
     pending = [observed(reserved`begin`.execute())];
+    const opened = noCallerOpening(sql, tx);
+    if (opened) pending.push(observed(opened));
+    // The statements' answers come after BEGIN's and the opening's.
+    first = pending.length;
     const named = statements(tx);
     names = Object.keys(named);
     for (const statement of Object.values<Promise<unknown>>(named)) pending.push(observed(statement));
@@ -106,7 +112,7 @@ export async function inOneTrip<T extends Record<string, unknown>>(
     if (failed) throw failed.reason;
     return answersOf<T>(
       names,
-      settled.slice(1, 1 + names.length).map((s) => (s as PromiseFulfilledResult<unknown>).value),
+      settled.slice(first, first + names.length).map((s) => (s as PromiseFulfilledResult<unknown>).value),
     );
   } finally {
     reserved.release();

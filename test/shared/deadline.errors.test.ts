@@ -87,3 +87,35 @@ t.test('every pool has statement_timeout and lock_timeout unless told otherwise'
   t.ok(isDatabaseUnavailable(blocked));
   t.ok(Date.now() - started < 1500, 'both within their bounds');
 });
+
+t.test("a transaction for no caller (a consumer's batch) waits past the pool's lock_timeout", async (t) => {
+  const quick = connectDatabase(url, { max: 2, statementTimeoutMs: 5000, lockTimeoutMs: 100 });
+  t.teardown(() => quick.end({ timeout: 1 }));
+  const holdFor = async (ms: number, work: () => Promise<unknown>) => {
+    const holder = await admin.reserve();
+    await holder`begin`;
+    await holder`lock table deadline_probe in exclusive mode`;
+    const outcome = work().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    await sleep(ms);
+    await holder`commit`;
+    holder.release();
+    return outcome;
+  };
+  t.equal(await holdFor(400, () => quick.begin((tx) => insert(tx, 'background begin'))), null, 'sql.begin waited');
+  t.equal(
+    await holdFor(400, () => inOneTrip(quick, (tx) => ({ inserted: insert(tx, 'background one trip') }))),
+    null,
+    'inOneTrip waited',
+  );
+  t.match(
+    await holdFor(400, () => withDeadline(Date.now() + 5000, () => quick.begin((tx) => insert(tx, 'for a caller')))),
+    { code: '55P03' },
+    "a caller's transaction keeps the pool's lock_timeout",
+  );
+  const rows = await written();
+  t.ok(rows.includes('background begin') && rows.includes('background one trip'));
+  t.notOk(rows.includes('for a caller'));
+});
