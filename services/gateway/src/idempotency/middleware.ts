@@ -116,7 +116,9 @@ export function createIdempotency(deps: {
               res.setHeader('Idempotent-Replayed', 'true');
               res.setHeader('Original-Request', state.kept.requestId);
             } else counted('claimed');
-            captureAnswer(res, (answer) => settle(owner, key, requestId, answer, res.locals[OUTCOME_UNKNOWN] === true));
+            // A kept reply's claim stays its first request's: the answer is stored under that request's id.
+            const holder = state.kept?.requestId ?? requestId;
+            captureAnswer(res, (answer) => settle(owner, key, holder, answer, res.locals[OUTCOME_UNKNOWN] === true));
             return next();
           }
           if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint)) {

@@ -15,8 +15,8 @@ export interface StoredAnswer {
 /** A key's row as the claim found it. */
 export type KeyState =
   /**
-   * `kept`: the reply the service kept on the key for an earlier request (sealed), and that request's id; it may
-   * still be running (its gateway stores the answer it got), or its gateway gave up on it, or stopped.
+   * `kept`: the reply the service kept on the key for an earlier request (sealed), and that request's id, which still
+   * holds the claim: the answer is stored under it.
    */
   | { kind: 'claimed'; kept?: { headers: Record<string, string>; body: Buffer; requestId: string } }
   | { kind: 'absent' }
@@ -27,6 +27,7 @@ interface KeyRow {
   claimed: boolean;
   kept_headers: Record<string, string> | null;
   kept_body: Buffer | null;
+  kept_by: string | null;
   fingerprint: Buffer | null;
   request_id: string | null;
   status: number | null;
@@ -37,41 +38,43 @@ interface KeyRow {
 /**
  * Claims the key for this request in one statement: a new key, one past its lifetime (not purged yet), or, for the
  * same fingerprint, one whose claim was abandoned (unanswered past locked_until) or whose service kept its reply
- * there (the first request's gateway gave up on it, or stopped): that reply comes with the claim, to be answered
- * instead of doing the work again. Otherwise answers the row as it stands. `absent` is a row that the statement's snapshot could not see yet (a claim committed while this one
- * waited on it): the caller asks again.
+ * there (the first request's gateway gave up on it, or stopped, or is about to store its answer): that reply comes
+ * with the claim, to be answered instead of doing the work again, and the claim stays the first request's (its id
+ * is the one the answer names and is stored under). Otherwise answers the row as it stands. `absent` is a row that
+ * the statement's snapshot could not see yet (a claim committed while this one waited on it): the caller asks again.
  */
 export async function claimKey(
   sql: Sql,
   claim: { owner: string; key: string; fingerprint: Buffer; requestId: string; leaseMs: number },
 ): Promise<KeyState> {
   const { owner, key, fingerprint, requestId, leaseMs } = claim;
+  const lifetime = sql`${KEY_LIFETIME_HOURS} * interval '1 hour'`;
+  const kept = sql`(k.status is null and k.reply_headers is not null and k.created_at > now() - ${lifetime})`;
   const [row] = await sql<KeyRow[]>`
     with claimed as (
       insert into idempotency_keys as k (owner, key, fingerprint, request_id, locked_until)
       values (${owner}, ${key}, ${fingerprint}, ${requestId}, now() + ${leaseMs} * interval '1 millisecond')
       on conflict (owner, key) do update
-        set fingerprint = excluded.fingerprint, request_id = excluded.request_id, created_at = now(),
+        set fingerprint = excluded.fingerprint,
+            request_id = case when ${kept} then k.request_id else excluded.request_id end,
+            created_at = case when ${kept} then k.created_at else now() end,
             locked_until = excluded.locked_until, status = null, headers = null, body = null,
-            -- A kept reply goes on with the same request's claim; a key past its lifetime starts anew.
-            reply_headers = case when k.status is null and k.created_at > now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
-                            then k.reply_headers end,
-            reply_body = case when k.status is null and k.created_at > now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
-                         then k.reply_body end
-        where k.created_at <= now() - ${KEY_LIFETIME_HOURS} * interval '1 hour'
+            reply_headers = case when ${kept} then k.reply_headers end,
+            reply_body = case when ${kept} then k.reply_body end
+        where k.created_at <= now() - ${lifetime}
            or (k.status is null and k.fingerprint = excluded.fingerprint
                and (k.locked_until <= now() or k.reply_headers is not null))
-      returning k.reply_headers, k.reply_body
+      returning k.reply_headers, k.reply_body, k.request_id
     )
-    select exists (select 1 from claimed) as claimed,
-           (select reply_headers from claimed) as kept_headers, (select reply_body from claimed) as kept_body,
+    select exists (select 1 from claimed) as claimed, (select reply_headers from claimed) as kept_headers,
+           (select reply_body from claimed) as kept_body, (select request_id from claimed) as kept_by,
            k.fingerprint, k.request_id, k.status, k.headers, k.body
     from (select 1) as one
     left join idempotency_keys k on k.owner = ${owner} and k.key = ${key}`;
   if (!row) return { kind: 'claimed' };
   if (row.claimed)
     return row.kept_headers && row.kept_body
-      ? { kind: 'claimed', kept: { headers: row.kept_headers, body: row.kept_body, requestId: row.request_id! } }
+      ? { kind: 'claimed', kept: { headers: row.kept_headers, body: row.kept_body, requestId: row.kept_by! } }
       : { kind: 'claimed' };
   if (!row.fingerprint) return { kind: 'absent' };
   if (row.status === null) return { kind: 'running', fingerprint: row.fingerprint };
