@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import t from 'tap';
 import { newId } from '@platform/shared/ids';
 import { CREATED_PAYOUTS_MAX, PAYOUT_COMMISSION_IDS_MAX } from '@platform/shared/schemas/payouts';
-import { startCommissions, testClock } from '../helpers/commissions.ts';
+import { awaitProcessed, conversion, recordConversions, startCommissions, testClock } from '../helpers/commissions.ts';
 import { affiliate, payoutMerchant, payoutWebhooks } from '../helpers/payouts.ts';
 import { eventually, startPlatform } from '../helpers/platform.ts';
 import { startReceiver, verifyWebhook } from '../helpers/receiver.ts';
@@ -241,4 +241,23 @@ t.test('a run that creates more payouts than one answer holds: the first ones an
   const first = await many.client.get('/api/v1/payouts?status=pending&limit=100');
   const second = await many.client.get(`/api/v1/payouts?status=pending&limit=100&cursor=${first.body.next_cursor}`);
   t.equal(first.body.data.length + second.body.data.length, AFFILIATES, 'the list holds them all');
+});
+
+t.test("a commission refunded after its payout was paid: the payout's list shows its clawback", async (t) => {
+  const newestId = [...ids].sort().reverse()[0]!;
+  const refund = conversion({
+    affiliate_id: null,
+    event_type: 'refund',
+    amount: '0',
+    external_id: `order_${ids.indexOf(newestId) + 1}`,
+  });
+  await recordConversions(platform.sql, m.id, [refund]);
+  await awaitProcessed(platform.sql, m.id, [refund.event_id]);
+  const page = await m.client.get(`/api/v1/payouts/${payout.id}/commissions?limit=1`);
+  t.equal(page.status, 200);
+  t.match(page.body.data, [
+    { id: newestId, status: 'voided', void_reason: 'refund', clawback: { payout_id: payout.id } },
+  ]);
+  const again = await m.client.get(`/api/v1/payouts/${payout.id}`);
+  t.equal(again.body.commission_count, COUNT, 'the paid payout keeps its history');
 });

@@ -5,6 +5,7 @@ import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import type { CommissionsDeps } from '../deps.ts';
 import { presentCommission } from '../present.ts';
+import { clawbacksOf, type ClawbackRow } from '../queries/clawbacks.ts';
 import { listPayoutCommissions, payoutExists } from '../queries/payout-commissions.ts';
 
 /**
@@ -16,6 +17,7 @@ export const listPayoutCommissionsOperation = (deps: CommissionsDeps) =>
     const payoutId = params.payout_id;
     // A malformed id names no row: 404, like another merchant's id.
     if (!isId('po', payoutId) || !(await payoutExists(ctx.sql, ctx.merchantId, payoutId))) throw notFound('payout');
+    let clawbacks = new Map<string, ClawbackRow>();
     return {
       outcome: 'ok',
       body: await keysetPage({
@@ -23,8 +25,14 @@ export const listPayoutCommissionsOperation = (deps: CommissionsDeps) =>
         scope: { merchantId: ctx.merchantId, list: 'payout_commissions', filters: { payout_id: payoutId } },
         cursor: query.cursor,
         limit: query.limit ?? 25,
-        fetch: (after, limit) => listPayoutCommissions(ctx.sql, ctx.merchantId, payoutId, { after, limit }),
-        present: (row) => presentCommission(row),
+        fetch: async (after, limit) => {
+          const rows = await listPayoutCommissions(ctx.sql, ctx.merchantId, payoutId, { after, limit });
+          // As the commissions list: only voided commissions can have a clawback, most pages ask for none.
+          const voided = rows.filter((r) => r.status === 'voided').map((r) => r.id);
+          if (voided.length > 0) clawbacks = await clawbacksOf(ctx.sql, ctx.merchantId, voided);
+          return rows;
+        },
+        present: (row) => presentCommission(row, clawbacks.get(row.id)),
       }),
     };
   });
