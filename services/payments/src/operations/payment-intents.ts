@@ -113,14 +113,19 @@ export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
     const seen = await findPaymentIntent(ctx.sql, ctx.livemode, ctx.account, id);
     if (!seen) throw resourceMissing('payment_intent', id, 'intent');
     const named = params.payment_method ?? seen.payment_method;
-    if (named && CONFIRMABLE.includes(seen.status)) await checkPaymentMethod(ctx.deps, ctx.livemode, named);
+    if (named) await checkPaymentMethod(ctx.deps, ctx.livemode, named);
     // The lock is held only to move the intent to processing; the processor is called after the commit.
     const processing = await ctx.sql.begin(async (tx) => {
       const intent = (await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true))!;
       if (!CONFIRMABLE.includes(intent.status)) throw unexpectedState(intent, 'confirm', CONFIRMABLE);
       const paymentMethod = params.payment_method ?? intent.payment_method;
       if (!paymentMethod) throw missingPaymentMethod();
-      if (paymentMethod !== named) await checkPaymentMethod(ctx.deps, ctx.livemode, paymentMethod);
+      // Another request changed the intent since it was read: the processor is never asked under the lock.
+      if (paymentMethod !== named)
+        throw invalidRequest(
+          'This object cannot be accessed right now because another API request is currently accessing it. Retry the request.',
+          { code: 'lock_timeout', status: 409 },
+        );
       return beginProcessing(tx, intent, 'confirm', {
         paymentMethod,
         amount: Number(intent.amount),
