@@ -53,5 +53,10 @@ t.test('the Exports list shows who exported which payouts; payouts show exports 
     { dashboard_user_id: user!['id'], api_key_id: null, layout: 'paypal', payout_ids: [next.id] },
   ]);
   t.same(await seriousViolations(page), [], 'axe: the Payouts page with its Exports');
+
+  // The clawed-back commission says so on the Commissions page, with what the next payout took back.
+  await page.goto(`${platform.baseUrl}/dashboard/commissions`);
+  await page.getByRole('heading', { level: 1, name: 'Commissions' }).waitFor();
+  await page.locator(`tr[data-commission="${paid}"]`).getByText('Clawback $30.00, recovered $30.00').waitFor();
   t.same(consoleErrors, [], 'no console errors');
 });

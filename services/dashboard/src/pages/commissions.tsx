@@ -96,6 +96,15 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
       <td>
         <Status value={c.status} />
         {c.void_reason ? <div class="muted">{c.void_reason}</div> : null}
+        {c.void_requested_at ? (
+          <div class="muted">Void recorded: its payout is on its way; voided if it fails, clawed back if paid</div>
+        ) : null}
+        {c.clawback ? (
+          <div class="muted">
+            Clawback {formatMoney(c.clawback.amount, c.currency)}, recovered{' '}
+            {formatMoney(c.clawback.recovered, c.currency)}
+          </div>
+        ) : null}
       </td>
       <td>{formatTime(c.created_at)}</td>
       <td>
@@ -109,7 +118,7 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
             Approve
           </button>
         ) : null}
-        {c.status === 'pending' || c.status === 'approved' ? (
+        {(c.status === 'pending' || c.status === 'approved') && !c.void_requested_at ? (
           voiding ? (
             <form
               class="confirm"
