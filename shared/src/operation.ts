@@ -145,6 +145,9 @@ export function serveOperations(opts: {
     // The gateway has already answered 503: doing the work now would only surprise the caller later.
     if (Date.now() > request.deadline) {
       handled.inc({ operation: op.spec.operationId, code: 'EXPIRED' });
+      // Nothing was done: the Idempotency-Key's claim the gateway kept is given up, so that a retry does the work.
+      if (request.idempotency)
+        await keepReply({ sql, encryptionKey: opts.encryptionKey, log }, request.idempotency, request, { done: false });
       return;
     }
     // The caller's trace continues here (its producer span's context in the headers), when tracing is on.

@@ -1,6 +1,9 @@
 import t from 'tap';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
+import { api } from '@platform/shared/api';
+import { rpcSubject, type RpcRequest } from '@platform/shared/catalogue';
+import { encodeJson } from '@platform/shared/nats';
 import { captureLogger, eventually, startPlatform } from '../helpers/platform.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
@@ -99,4 +102,28 @@ t.test('a gateway cut off from the reply: the service keeps it on the key, the r
   const [stored] = await sql<{ body: Buffer | null }[]>`
     select reply_body as body from idempotency_keys where key = 'aff-cut-off'`;
   t.equal(stored!.body, null, 'the kept reply is cleared once the answer is stored');
+});
+
+t.test('a request that reaches the service past its deadline does nothing and gives its claim up', async (t) => {
+  // As the gateway leaves it after its 503: the key claimed by the request, whose outcome it did not see.
+  const { keyId } = await platform.merchant();
+  await sql`
+    insert into idempotency_keys (owner, key, fingerprint, request_id, locked_until)
+    values (${keyId}, 'aff-expired', '\\x00', 'req_expired', now() + interval '1 minute')`;
+  const request: RpcRequest = {
+    request_id: 'req_expired',
+    merchant_id: merchantId,
+    key_id: keyId,
+    deadline: Date.now() - 1,
+    params: {},
+    query: {},
+    body: { email: 'expired@example.com' },
+    idempotency: { owner: keyId, key: 'aff-expired' },
+  };
+  platform.nc.publish(rpcSubject(platform.prefix, 'affiliates', api.createAffiliate.name), encodeJson(request));
+  await eventually(async () =>
+    (await sql`select 1 from idempotency_keys where key = 'aff-expired'`).length === 0 ? true : undefined,
+  );
+  t.pass('the claim was given up: a retry with the key does the work at once');
+  t.same(await children('expired@example.com'), [], 'nothing created');
 });

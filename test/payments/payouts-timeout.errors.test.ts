@@ -1,6 +1,8 @@
 import t from 'tap';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import { RPC_OUTCOME_HEADER, rpcSubject } from '@platform/shared/catalogue';
+import { encodeJson } from '@platform/shared/nats';
+import type { PaymentsRpcRequest } from '@platform/shared/payments/rpc';
 import type Stripe from 'stripe';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
@@ -110,6 +112,30 @@ t.test('a gateway cut off from the reply: the service keeps it on the key, the r
   const again = await create(stack.test, 'po-cut-off');
   t.equal(again.id, made[0], 'the answer is stored: later retries replay it');
   t.equal(await available(), before - 500, 'the balance moved once');
+});
+
+t.test('a request that reaches the service past its deadline does nothing and gives its claim up', async (t) => {
+  // As the gateway leaves it after its 503: the key claimed by the request, whose outcome it did not see.
+  await sql`
+    insert into idempotency_keys (owner, key, fingerprint, request_id, locked_until)
+    values (${stack.testKey.id}, 'po-expired', '\\x00', 'req_expired', now() + interval '1 minute')`;
+  const before = await payouts();
+  const request: PaymentsRpcRequest = {
+    request_id: 'req_expired',
+    deadline: Date.now() - 1,
+    key_id: stack.testKey.id,
+    livemode: false,
+    account: account.id,
+    path: {},
+    params: { amount: 500, currency: 'usd' },
+    idempotency: { owner: stack.testKey.id, key: 'po-expired' },
+  };
+  platform.nc.publish(rpcSubject(platform.prefix, 'payments', 'create_payout'), encodeJson(request));
+  await eventually(async () =>
+    (await sql`select 1 from idempotency_keys where key = 'po-expired'`).length === 0 ? true : undefined,
+  );
+  t.pass('the claim was given up: a retry with the key does the work at once');
+  t.same(await payouts(), before, 'no payout');
 });
 
 t.test('a 500 from the payments service is not stored: the retry with the key asks the service again', async (t) => {

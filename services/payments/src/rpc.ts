@@ -56,6 +56,11 @@ export function servePayments(opts: {
     }
     if (Date.now() > request.deadline) {
       handled.inc({ operation: handler.name, code: 'EXPIRED' });
+      // Nothing was done: the Idempotency-Key's claim the gateway kept is given up, so that a retry does the work.
+      if (request.idempotency)
+        await keepReply({ sql: opts.sql, encryptionKey: opts.encryptionKey, log }, request.idempotency, request, {
+          done: false,
+        });
       return;
     }
     const reqLog = log.child({ request_id: request.request_id, operation: handler.name });
