@@ -10,7 +10,9 @@ import { hashPassword, verifyNothing, verifyPassword } from '@platform/shared/pa
  */
 const CONCURRENCY = 1;
 const MAX_WAITING = 16;
-const WAIT_MS = 10_000;
+// Half a second per check on an idle core makes a full queue about 8 s; the bound is for a loaded host, and stays
+// below the 60 s that ingress controllers give a request by default.
+const WAIT_MS = 30_000;
 
 export interface PasswordChecker {
   /** Whether `password` matches `stored`; with no stored hash (no such user), spends a check's time and says no. */

@@ -26,7 +26,11 @@ export interface Reservation {
   subjects: string[];
   /** The accounts-from-this-address subject, cleared by a right password. */
   accountAndIp: string;
-  at: Date;
+  /**
+   * The reservation's time as Postgres wrote it, kept and sent back as text: the driver's timestamp type goes through
+   * a JavaScript Date, which drops the microseconds, and the window would then seem to start after the reservation.
+   */
+  at: string;
 }
 
 export type Reserved = { reservation: Reservation } | { retryAfter: number };
@@ -48,7 +52,7 @@ export function createSigninLimiter(sql: Sql, limits: SigninLimits) {
     // A window that started again after the reservation does not hold it.
     await sql`
       update dashboard_signin_failures set count = greatest(count - 1, 0)
-      where subject in ${sql(reservation.subjects)} and window_start <= ${reservation.at}`;
+      where subject in ${sql(reservation.subjects)} and window_start <= ${reservation.at}::text::timestamptz`;
     if (passwordWasRight) await sql`delete from dashboard_signin_failures where subject = ${reservation.accountAndIp}`;
   };
   return {
@@ -58,9 +62,9 @@ export function createSigninLimiter(sql: Sql, limits: SigninLimits) {
       const checks = subjects(email, ip);
       const names = checks.map((c) => c.subject);
       // now() in the same statement is the reservation's own time (the function's transaction's).
-      const [row] = await sql<{ wait: number; at: Date }[]>`
+      const [row] = await sql<{ wait: number; at: string }[]>`
         select dashboard_signin_reserve(${names}::text[], ${checks.map((c) => c.max)}::int[], ${SIGNIN_WINDOW_SECONDS}) as wait,
-               now() as at`;
+               now()::text as at`;
       if (row!.wait > 0) return { retryAfter: row!.wait };
       return { reservation: { subjects: names, accountAndIp: names[0]!, at: row!.at } };
     },
