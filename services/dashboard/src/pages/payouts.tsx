@@ -61,7 +61,7 @@ export function PayoutsPage() {
       <div class="inline-form">
         <StatusSelect
           value={status}
-          options={['pending', 'sent', 'paid', 'failed', 'canceled'] as const}
+          options={['pending', 'sending', 'sent', 'paid', 'failed', 'canceled'] as const}
           onChange={(v) => {
             pager.reset();
             setStatus(v);
