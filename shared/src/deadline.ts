@@ -9,7 +9,7 @@ import type { Queryable, Sql } from './db.ts';
  * assert_before_deadline (migration 025) as its last statement before COMMIT. Work with no caller (consumers,
  * sweepers, purges, migrations) has no deadline and no check.
  */
-const current = new AsyncLocalStorage<number>();
+const current = new AsyncLocalStorage<number | null>();
 
 /**
  * Work with no caller waits as long as it must: a consumer's batch that queues behind another replica's advisory
@@ -48,12 +48,21 @@ export function withDeadline<T>(deadline: number, work: () => Promise<T>): Promi
 }
 
 /**
+ * Runs `work` for the same caller, keeping the pool's bounds, but with no deadline check on the transactions it
+ * opens (null): for the write of what already happened outside the database (money a processor took), which must be
+ * recorded rather than rolled back because the caller stopped waiting. Work with no caller is run as it is.
+ */
+export function withoutDeadline<T>(work: () => Promise<T>): Promise<T> {
+  return current.getStore() === undefined ? work() : current.run(null, work);
+}
+
+/**
  * The deadline check as a statement on `tx`, or null when no caller waits. Sent after the transaction's other
  * statements and right before COMMIT: it runs on the server once they are done (a statement that waited on a lock
  * included), and fails the transaction, which then rolls back, when the deadline has passed.
  */
 export function deadlineCheck(tx: Queryable): Promise<unknown> | null {
   const deadline = current.getStore();
-  if (deadline === undefined) return null;
+  if (deadline === undefined || deadline === null) return null;
   return tx`select assert_before_deadline(${deadline})`.execute();
 }

@@ -1,4 +1,5 @@
 import { newId } from '@platform/shared/ids';
+import { withoutDeadline } from '@platform/shared/deadline';
 import type { Logger } from '@platform/shared/log';
 import type { TransactionSql } from '@platform/shared/db';
 import { invalidRequest, StripeError } from '@platform/shared/payments/errors';
@@ -99,8 +100,11 @@ export async function askProcessor(deps: PaymentsDeps, intent: ProcessingIntent)
 /**
  * Finishes an intent committed as `processing`: asks the processor (outside any transaction), then writes the
  * outcome and the ledger's record in one transaction, if this attempt is still in flight. A processor that fails to
- * answer leaves the intent `processing` for the reconciler, which asks again with the same keys. Answers the intent
- * as it then is, with the outcome that made it so (null: none known here).
+ * answer, or an outcome that cannot be written (a ledger row locked past lock_timeout, the database gone), leaves the
+ * intent `processing` for the reconciler, which asks again with the same keys. Answers the intent as it then is, with
+ * the outcome that made it so (null: none known here). Never throws once the intent is processing: money may have
+ * been taken, so the caller's answer must be kept on its Idempotency-Key (a 5xx gives the key up, and the retry would
+ * create and charge another intent).
  */
 export async function settle(
   deps: PaymentsDeps,
@@ -115,15 +119,24 @@ export async function settle(
     return { row: intent, decision: null };
   }
   const { captured, ...change } = decision;
-  const written = await deps.sql.begin(async (tx) => {
-    const row = await finishProcessing(tx, intent, change);
-    if (row && captured) await recordCharge(deps, tx, row, captured);
-    return row;
-  });
-  if (written) return { row: written, decision };
-  // Another finisher wrote this attempt's outcome (the same, replayed by the processor): answer what it wrote.
-  const current = await findPaymentIntent(deps.sql, intent.livemode, intent.account_id, intent.id);
-  return { row: current!, decision };
+  try {
+    // What the processor did is done: its record is not rolled back at the caller's deadline (the pool's timeouts
+    // still bound it, so the answer comes while the key's claim lasts).
+    const written = await withoutDeadline(() =>
+      deps.sql.begin(async (tx) => {
+        const row = await finishProcessing(tx, intent, change);
+        if (row && captured) await recordCharge(deps, tx, row, captured);
+        return row;
+      }),
+    );
+    if (written) return { row: written, decision };
+    // Another finisher wrote this attempt's outcome (the same, replayed by the processor): answer what it wrote.
+    const current = await findPaymentIntent(deps.sql, intent.livemode, intent.account_id, intent.id);
+    return { row: current!, decision };
+  } catch (err) {
+    log.warn('outcome not written; the intent stays processing for the reconciler', { err, intent: intent.id });
+    return { row: intent, decision: null };
+  }
 }
 
 /** The answer to a confirmation: the intent, or (declined) the card error that carries it, status 402. */

@@ -115,8 +115,12 @@ export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
     const named = params.payment_method ?? seen.payment_method;
     if (named) await checkPaymentMethod(ctx.deps, ctx.livemode, named);
     // The lock is held only to move the intent to processing; the processor is called after the commit.
-    const processing = await ctx.sql.begin(async (tx) => {
+    const begun = await ctx.sql.begin(async (tx) => {
       const intent = (await findPaymentIntent(tx, ctx.livemode, ctx.account, id, true))!;
+      // Money may be moving (a confirmation whose answer was lost, retried with its key): the intent is answered as it
+      // stands, never a 400 that a retry would replay while the charge goes through; its finisher or the reconciler
+      // completes it.
+      if (intent.status === 'processing') return { standing: intent };
       if (!CONFIRMABLE.includes(intent.status)) throw unexpectedState(intent, 'confirm', CONFIRMABLE);
       const paymentMethod = params.payment_method ?? intent.payment_method;
       if (!paymentMethod) throw missingPaymentMethod();
@@ -126,14 +130,16 @@ export const confirmPaymentIntentOperation = (deps: PaymentsDeps) =>
           'This object cannot be accessed right now because another API request is currently accessing it. Retry the request.',
           { code: 'lock_timeout', status: 409 },
         );
-      return beginProcessing(tx, intent, 'confirm', {
+      const processing = await beginProcessing(tx, intent, 'confirm', {
         paymentMethod,
         amount: Number(intent.amount),
         currency: intent.currency,
         actionCompleted: intent.status === 'requires_action' && intent.payment_method === paymentMethod,
       });
+      return { processing };
     });
-    const settled = await settle(ctx.deps, processing, ctx.log);
+    if (begun.standing) return presentPaymentIntent(begun.standing);
+    const settled = await settle(ctx.deps, begun.processing, ctx.log);
     return confirmed(settled.row, settled.decision);
   });
 
