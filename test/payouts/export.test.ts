@@ -112,11 +112,8 @@ t.test('payouts that moved on leave the pending export; held payouts are never e
   await m.client.patch(`/api/v1/payouts/${anaUsd.id}`, { status: 'sent', reference: 'BATCH-1' });
   const pendingRows = parse((await m.client.get('/api/v1/payouts/export')).text);
   t.notOk(pendingRows.some((r) => r[3] === anaUsd.id));
-  const sentRows = parse((await m.client.get('/api/v1/payouts/export?status=sent')).text);
-  t.same(
-    sentRows.map((r) => r[3]),
-    [anaUsd.id],
-  );
+  const sent = await m.client.get('/api/v1/payouts/export?status=sent');
+  t.equal(sent.status, 400, 'only pending payouts are exported');
 
   const strict = await payoutMerchant(platform, ['tax_form_policy=required']);
   const eve = await affiliate(strict, 'eve@example.com');

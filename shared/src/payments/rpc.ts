@@ -50,8 +50,9 @@ export type OnboardingReply =
  * Affiliate payouts with method `platform` (the commissions service ↔ the payments service, request/reply):
  * - `{prefix}.rpc.payments.affiliate_payout`: the commissions service asks for a ledger transfer from the merchant's
  *   connected account to the affiliate and a payout to the affiliate's bank; idempotent by `payout_id` (the same
- *   request again answers the first ledger payout). Reply: `ok` with AffiliatePayoutReply, or `error` with a
- *   PaymentsRpcError (`no_connected_account`, `balance_insufficient`).
+ *   request again answers the first ledger payout, or 409 `amount_mismatch` when that one moved another amount).
+ *   Reply: `ok` with AffiliatePayoutReply, or `error` with a PaymentsRpcError (`no_connected_account`,
+ *   `balance_insufficient`, `amount_mismatch`).
  * - `{prefix}.rpc.commissions.platform_payout_settled`: the payments service reports the ledger payout's outcome; its
  *   clock sends it again until the commissions service answers `ok` (which it does for a payout already so moved).
  */
@@ -74,6 +75,9 @@ export interface AffiliatePayoutReply {
   /** The ledger payout (po_… of the payments service). */
   ledger_payout_id: string;
   status: 'pending' | 'in_transit' | 'paid' | 'failed';
+  /** What it moved: exact decimal text ("182.50"), and ISO 4217 upper case, as the request names them. */
+  amount: string;
+  currency: string;
 }
 
 export interface PayoutSettledRequest {

@@ -1,6 +1,7 @@
 import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
 import { findPayout, lockPayoutCommissions, type PayoutRow } from '../queries/payouts.ts';
+import { toDecimal } from './money.ts';
 import { applyPayoutMove } from './payout-move.ts';
 
 /**
@@ -11,16 +12,26 @@ interface LedgerPayout {
   id: string;
   status: 'made' | 'paid' | 'failed';
   failureReason?: string | null;
+  /** What it moved (decimal text, ISO 4217), when the answer says (a send's answer does; a settled report does not). */
+  amount?: string;
+  currency?: string;
 }
 
 /**
  * Why the payout and its ledger payout disagree, or null when the payout can follow it: a ledger payout exists, so
  * the payout must be pending or sending (then sent), or sent, paid or failed through the platform with that ledger
- * payout as reference, and not paid here when the ledger failed it (or the other way round).
+ * payout as reference, and not paid here when the ledger failed it (or the other way round); and, when the answer
+ * names it, the amount it moved is the payout's.
  */
 function ledgerDisagreement(payout: PayoutRow, ledger: LedgerPayout): string | null {
   const made = `ledger payout ${ledger.id} (${ledger.status})`;
   if (payout.status === 'canceled') return `the payout is canceled, but ${made} moved its money`;
+  // Following it would record as paid an amount that is not what moved.
+  if (
+    ledger.amount !== undefined &&
+    (!toDecimal(ledger.amount).eq(toDecimal(payout.amount)) || ledger.currency !== payout.currency)
+  )
+    return `the payout is ${payout.amount} ${payout.currency}, but ${made} moved ${ledger.amount} ${ledger.currency}`;
   if (payout.status === 'pending' || payout.status === 'sending') return null;
   if (payout.method !== 'platform') return `the payout was sent by hand, but ${made} moved its money too`;
   if (payout.reference !== ledger.id) return `the payout is paid by ledger payout ${payout.reference}, not ${made}`;

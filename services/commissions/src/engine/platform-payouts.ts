@@ -1,16 +1,23 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
-import type { Sql } from '@platform/shared/db';
+import type { Queryable, Sql } from '@platform/shared/db';
 import { ApiError, notFound } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
-import { outboxCommitted } from '@platform/shared/outbox';
+import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { hasValidTaxForm, readPayoutDetails, type PayoutDetails } from '@platform/shared/payee';
 import type { PaymentsRpcError } from '@platform/shared/payments/errors';
 import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import type { CommissionsDeps } from '../deps.ts';
-import { findPayout, lockPayoutCommissions, type PayoutRow } from '../queries/payouts.ts';
+import { commissionEventData } from '../present.ts';
+import { voidRequestedInPayout } from '../queries/clawbacks.ts';
+import {
+  findPayout,
+  lockPayoutCommissions,
+  removeVoidedFromPendingPayouts,
+  type PayoutRow,
+} from '../queries/payouts.ts';
 import { lockSendState, markSending, revertSending, staleSends } from '../queries/platform-sends.ts';
 import { followLedger } from './platform-ledger.ts';
 import { moveRefusal } from './payouts.ts';
@@ -84,6 +91,9 @@ async function claim(
       if (held && (await hasValidTaxForm(tx, merchantId, state.affiliate_id))) held = null;
       const refusal = moveRefusal(state.status, 'sent', held);
       if (refusal) throw new ApiError('CONFLICT', refusal);
+      // The bank may hold the exported file and pay it from there: sending it too would pay it twice.
+      if (state.exported_at)
+        throw new ApiError('CONFLICT', 'The payout was exported; mark it sent by hand (method manual)');
       const details = await readPayoutDetails(tx, s.deps.vaultKeys, merchantId, state.affiliate_id);
       if (!details)
         throw new ApiError('CONFLICT', 'The affiliate has no payout details on file to be paid through the platform');
@@ -102,6 +112,34 @@ async function claim(
       earlierDeadline: state.status === 'sending' ? state.send_deadline : null,
     };
   });
+}
+
+/**
+ * The payment service refused the claimed request and no money moved: the payout is pending again, and the refunds
+ * and voids recorded while it was sending are voided now and taken out of it (its amount recomputed), as a failed or
+ * canceled payout does with them; left approved in a pending payout, they would be paid and the merchant's void
+ * would change nothing. Commissions are locked before the payout, the order of every payout move. Answers whether
+ * the payout moved (not when another request claimed it since).
+ */
+async function revertRefused(tx: Queryable, c: Claim, at: Date): Promise<boolean> {
+  await lockPayoutCommissions(tx, c.merchantId, c.payoutId);
+  if (!(await revertSending(tx, c.merchantId, c.payoutId, c.deadline))) return false;
+  const voided = await voidRequestedInPayout(tx, c.merchantId, c.payoutId, at);
+  await removeVoidedFromPendingPayouts(
+    tx,
+    c.merchantId,
+    voided.map((row) => row.id),
+    at,
+  );
+  await enqueueEvents(
+    tx,
+    voided.map((row) => ({
+      merchantId: c.merchantId,
+      type: 'commission.voided' as const,
+      data: commissionEventData(row),
+    })),
+  );
+  return true;
 }
 
 /**
@@ -131,11 +169,20 @@ async function ask(s: PlatformSender, c: Claim, requestId: string): Promise<{ pa
     const refused = decodeJson<PaymentsRpcError>(answer.data);
     if (refused.status >= 500)
       throw new ApiError('UNAVAILABLE', 'The payment service is unavailable; the payout stays sending: try again');
+    // Money moved for this payout, but another amount: not a refusal (it must not go back to pending and be paid
+    // again), a mismatch for an operator to settle; it stays sending.
+    if (refused.error.code === 'amount_mismatch') {
+      reportMismatch(s, c, refused.error.message);
+      throw new ApiError(
+        'CONFLICT',
+        `The payout was paid through the platform with another amount: ${refused.error.message}`,
+      );
+    }
     const earlierDone = !c.earlierDeadline || c.earlierDeadline.getTime() + IN_FLIGHT_GRACE_MS < Date.now();
-    const reverted =
-      earlierDone && (await s.sql.begin((tx) => revertSending(tx, c.merchantId, c.payoutId, c.deadline)));
+    const reverted = earlierDone && (await s.sql.begin((tx) => revertRefused(tx, c, s.deps.now())));
     if (!reverted)
       throw new ApiError('UNAVAILABLE', 'Another request to pay the payout may still be under way; try again');
+    outboxCommitted(s.sql);
     s.log.info('platform payout refused by the payment service; pending again', {
       payout_id: c.payoutId,
       code: refused.error.code,
@@ -144,20 +191,31 @@ async function ask(s: PlatformSender, c: Claim, requestId: string): Promise<{ pa
   }
   const ledger = decodeJson<AffiliatePayoutReply>(answer.data);
   const followed = await s.sql.begin((tx) =>
-    followLedger(tx, c.merchantId, c.payoutId, { id: ledger.ledger_payout_id, status: 'made' }, s.deps.now()),
+    followLedger(
+      tx,
+      c.merchantId,
+      c.payoutId,
+      { id: ledger.ledger_payout_id, status: 'made', amount: ledger.amount, currency: ledger.currency },
+      s.deps.now(),
+    ),
   );
   if (followed.mismatch) {
-    s.deps.payoutMetrics?.mismatch();
-    s.log.error('a platform payout disagrees with its ledger payout', {
-      merchant_id: c.merchantId,
-      payout_id: c.payoutId,
-      ledger_payout_id: ledger.ledger_payout_id,
-      mismatch: followed.mismatch,
-    });
+    reportMismatch(s, c, followed.mismatch, ledger.ledger_payout_id);
     throw new ApiError('CONFLICT', `The payout was paid through the platform, but ${followed.mismatch}`);
   }
   if (followed.changed) outboxCommitted(s.sql);
   return { payout: followed.payout!, changed: followed.changed };
+}
+
+/** A payout that disagrees with its ledger payout: logged at error level and counted (the alert fires on it). */
+function reportMismatch(s: PlatformSender, c: Claim, mismatch: string, ledgerPayoutId?: string): void {
+  s.deps.payoutMetrics?.mismatch();
+  s.log.error('a platform payout disagrees with its ledger payout', {
+    merchant_id: c.merchantId,
+    payout_id: c.payoutId,
+    ledger_payout_id: ledgerPayoutId,
+    mismatch,
+  });
 }
 
 /**

@@ -22,10 +22,14 @@ const EXPORT_MAX_BYTES = 960 * 1024;
  */
 export const exportPayoutsOperation = (deps: CommissionsDeps) =>
   defineOperation(api.exportPayouts, async (ctx, { query }) => {
-    const status = query.status ?? 'pending';
+    // Only pending payouts are exported, and frozen by it: a file of a sending or sent one (perhaps paid through the
+    // platform) would let the bank pay it a second time.
+    if (query.status !== undefined && query.status !== 'pending')
+      throw invalidInput('status', 'only pending payouts are exported');
+    const status = 'pending';
     const layout = query.layout ?? 'paypal';
     const { body, count } = await ctx.sql.begin(async (tx) => {
-      const rows = await exportablePayouts(tx, ctx.merchantId, { status, currency: query.currency });
+      const rows = await exportablePayouts(tx, ctx.merchantId, { currency: query.currency });
       const details = new Map<string, PayoutDetails | null>();
       for (const row of rows) {
         if (!details.has(row.affiliate_id))

@@ -1,8 +1,10 @@
 import type { Queryable } from '@platform/shared/db';
+import { enqueueEvents } from '@platform/shared/outbox';
 import { PAYOUT_COMMISSION_IDS_MAX, type HeldReason, type PayoutStatus } from '@platform/shared/schemas/payouts';
 import { unnestColumns } from '@platform/shared/unnest';
 import type { PayableCommission, PayoutGroup } from '../engine/payouts.ts';
-import { capAdjustments, frozenPayout } from './clawbacks.ts';
+import { commissionEventData } from '../present.ts';
+import { capAdjustments, frozenPayout, voidRequestedInPayout } from './clawbacks.ts';
 
 export interface PayoutRow {
   id: string;
@@ -66,6 +68,8 @@ export async function payableCommissions(
     from commissions c
     join affiliates a on a.merchant_id = c.merchant_id and a.id = c.affiliate_id
     where c.merchant_id = ${merchantId} and c.status = 'approved'
+      -- A recorded void is settled with its payout (voided or clawed back), never paid by a new one.
+      and c.void_requested_at is null
       ${affiliateIds ? sql`and c.affiliate_id in ${sql(affiliateIds)}` : sql`and a.status = 'approved'`}
       and not exists (
         select 1 from payout_commissions pc
@@ -324,13 +328,22 @@ export async function removeVoidedFromPendingPayouts(
     ) t
     where p.merchant_id = ${merchantId} and p.id = t.id`;
   // Its deductions took all that is left: nothing to send, so it is canceled and its commissions released, as a run
-  // makes no payout that would pay nothing; the clawbacks it deducted are owed again (engine/clawbacks.ts).
+  // makes no payout that would pay nothing; the clawbacks it deducted are owed again (engine/clawbacks.ts). Voids
+  // recorded while it was frozen (it was sending, then refused) are voided first, as any cancel does: released
+  // approved, they would be paid by the next run.
   const emptied = await sql<{ id: string }[]>`
     update payouts set status = 'canceled', canceled_at = ${at}, held_reason = null
     where merchant_id = ${merchantId} and id = any(${payoutIds}::text[]) and status = 'pending' and amount = 0
       and exists (select 1 from payout_adjustments a where a.merchant_id = payouts.merchant_id and a.payout_id = payouts.id)
     returning id`;
-  for (const { id } of emptied) await releasePayoutCommissions(sql, merchantId, id, at);
+  for (const { id } of emptied) {
+    const voided = await voidRequestedInPayout(sql, merchantId, id, at);
+    await enqueueEvents(
+      sql,
+      voided.map((row) => ({ merchantId, type: 'commission.voided' as const, data: commissionEventData(row) })),
+    );
+    await releasePayoutCommissions(sql, merchantId, id, at);
+  }
   return payoutIds.length;
 }
 
@@ -357,20 +370,21 @@ const EXPORT_MAX_ROWS = 5000;
 export type ExportablePayout = Omit<PayoutRow, 'commission_ids' | 'adjustments'> & { display_name: string };
 
 /**
- * Payouts of the status (held ones excepted: they cannot be sent), oldest first, with the affiliate's name, locked
- * until the transaction ends: the export freezes those it writes, and a void or move waits for it.
+ * Pending payouts (held ones excepted: they cannot be sent), oldest first, with the affiliate's name, locked until
+ * the transaction ends: the export freezes those it writes, and a void or move waits for it. Only pending ones: a
+ * sending or sent payout may be paid through the platform, and a file of it would let the bank pay it again.
  */
 export async function exportablePayouts(
   sql: Queryable,
   merchantId: string,
-  filter: { status: PayoutStatus; currency?: string },
+  filter: { currency?: string },
 ): Promise<ExportablePayout[]> {
   return sql<ExportablePayout[]>`
     select p.id, p.merchant_id, p.affiliate_id, p.amount::text as amount, p.currency, p.status, p.method, p.reference,
       p.period_start, p.period_end, p.created_at, p.sent_at, p.paid_at, p.failed_at, p.failure_reason, p.held_reason,
       p.exported_at, a.display_name
     from payouts p join affiliates a on a.merchant_id = p.merchant_id and a.id = p.affiliate_id
-    where p.merchant_id = ${merchantId} and p.status = ${filter.status} and p.held_reason is null
+    where p.merchant_id = ${merchantId} and p.status = 'pending' and p.held_reason is null
       ${filter.currency ? sql`and p.currency = ${filter.currency}` : sql``}
     order by p.created_at, p.id
     limit ${EXPORT_MAX_ROWS}

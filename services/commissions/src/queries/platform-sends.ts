@@ -14,13 +14,14 @@ interface SendState {
   send_attempted_at: Date | null;
   send_deadline: Date | null;
   send_destination_last4: string | null;
+  exported_at: Date | null;
 }
 
 /** The payout's send state, locked until the transaction ends (the caller has locked its commissions first). */
 export async function lockSendState(sql: Queryable, merchantId: string, id: string): Promise<SendState | undefined> {
   const [row] = await sql<SendState[]>`
     select id, merchant_id, affiliate_id, amount::text as amount, currency, status, method, held_reason,
-      send_attempted_at, send_deadline, send_destination_last4
+      send_attempted_at, send_deadline, send_destination_last4, exported_at
     from payouts where merchant_id = ${merchantId} and id = ${id}
     for update`;
   return row;

@@ -9,9 +9,11 @@ import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
 import { insertPayout } from '../queries/payouts.ts';
 import type { Handler } from '../rpc.ts';
 
-const reply = (p: { id: string; status: string }): AffiliatePayoutReply => ({
+const reply = (p: { id: string; status: string; amount: string; currency: string }): AffiliatePayoutReply => ({
   ledger_payout_id: p.id,
   status: p.status as AffiliatePayoutReply['status'],
+  amount: formatMinorUnits(Number(p.amount), p.currency),
+  currency: p.currency.toUpperCase(),
 });
 
 /**
@@ -24,7 +26,17 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
   name: 'affiliate_payout',
   async run(request, log) {
     const earlier = await findByAffiliatePayout(deps.sql, request.payout_id);
-    if (earlier) return reply(earlier);
+    if (earlier) {
+      // Idempotent for the same payout only: the money that moved must be what is asked now, or the caller would
+      // record another amount as paid. A disagreement is the caller's to settle by hand (it counts it as a mismatch).
+      const asked = toMinorUnits(request.amount, request.currency.toLowerCase());
+      if (asked !== Number(earlier.amount) || request.currency.toLowerCase() !== earlier.currency)
+        throw invalidRequest(
+          `Affiliate payout ${request.payout_id} was paid by ledger payout ${earlier.id} with ${formatMinorUnits(Number(earlier.amount), earlier.currency)} ${earlier.currency.toUpperCase()}, not ${request.amount} ${request.currency}.`,
+          { code: 'amount_mismatch', status: 409 },
+        );
+      return reply(earlier);
+    }
     const account = await fundingAccount(deps.sql, request.merchant_id);
     if (!account)
       throw invalidRequest('The merchant has no connected account in live mode to pay affiliate payouts from.', {
