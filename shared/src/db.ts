@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { boundNoCallerWork, deadlineCheck, noCallerOpening } from './deadline.ts';
+import { boundNoCallerWork, commitHook, deadlineCheck, noCallerOpening } from './deadline.ts';
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -80,6 +80,8 @@ function checkDeadlineBeforeCommit(sql: Sql): void {
       // postgres.js awaits an array of queries a transaction answers; so must the check, which comes after them.
       if (Array.isArray(result)) result = await Promise.all(result);
       await opened;
+      // The work's commit hook (a keyed request's committed mark, idempotent-reply.ts) commits with it or not at all.
+      await commitHook(tx);
       await deadlineCheck(tx);
       return result;
     });

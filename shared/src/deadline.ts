@@ -57,6 +57,14 @@ export function withoutDeadline<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The deadline of the caller the current work answers (epoch milliseconds), or null when no caller waits (or the
+ * work runs withoutDeadline): for a request this work makes in turn, which must not outlive it.
+ */
+export function callerDeadline(): number | null {
+  return current.getStore() ?? null;
+}
+
+/**
  * The deadline check as a statement on `tx`, or null when no caller waits. Sent after the transaction's other
  * statements and right before COMMIT: it runs on the server once they are done (a statement that waited on a lock
  * included), and fails the transaction, which then rolls back, when the deadline has passed.
@@ -65,4 +73,22 @@ export function deadlineCheck(tx: Queryable): Promise<unknown> | null {
   const deadline = current.getStore();
   if (deadline === undefined || deadline === null) return null;
   return tx`select assert_before_deadline(${deadline})`.execute();
+}
+
+/**
+ * A statement every transaction `work` opens runs right before its deadline check and COMMIT, in the same
+ * transaction: for a keyed request, the mark on its Idempotency-Key claim that its work committed
+ * (idempotent-reply.ts), which must be durable exactly when the work is, never after it. Kept for transactions run
+ * withoutDeadline too: work recorded past the caller's deadline is still the claim's work.
+ */
+const commitHooks = new AsyncLocalStorage<(tx: Queryable) => Promise<unknown>>();
+
+/** Runs `work` with `hook` as the last statement before the deadline check of each transaction it opens. */
+export function withCommitHook<T>(hook: (tx: Queryable) => Promise<unknown>, work: () => Promise<T>): Promise<T> {
+  return commitHooks.run(hook, work);
+}
+
+/** The hook's statement on `tx` (sent, not awaited), or null when the work has none. */
+export function commitHook(tx: Queryable): Promise<unknown> | null {
+  return commitHooks.getStore()?.(tx) ?? null;
 }

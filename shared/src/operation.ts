@@ -11,8 +11,8 @@ import {
   type RpcRequest,
 } from './catalogue.ts';
 import { isDatabaseUnavailable, type Sql } from './db.ts';
-import { withDeadline } from './deadline.ts';
-import { keepReply } from './idempotent-reply.ts';
+import { withCommitHook, withDeadline } from './deadline.ts';
+import { keepReply, markCommitted } from './idempotent-reply.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { decodeJson, encodeJson } from './nats.ts';
@@ -172,8 +172,15 @@ export function serveOperations(opts: {
         requestId: request.request_id,
         log: reqLog,
       };
-      // Its transactions roll back rather than commit past the gateway's deadline (deadline.ts).
-      const run = () => withDeadline(request.deadline, () => op.run(ctx, request));
+      // Its transactions roll back rather than commit past the gateway's deadline (deadline.ts), and those of a keyed
+      // request mark its claim committed with the work (idempotent-reply.ts): the reply is kept only after the commit.
+      const claim = request.idempotency;
+      const work = () => op.run(ctx, request);
+      const run = () =>
+        withDeadline(
+          request.deadline,
+          claim ? () => withCommitHook(markCommitted(claim, request.request_id), work) : work,
+        );
       const result = await (traced ? context.with(traced.context, run) : run());
       outcome = code = result.outcome;
       body = result.outcome === 'no_content' ? undefined : result.body;

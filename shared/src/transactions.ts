@@ -1,5 +1,5 @@
 import type { Queryable, Sql } from './db.ts';
-import { deadlineCheck, noCallerOpening } from './deadline.ts';
+import { commitHook, deadlineCheck, noCallerOpening } from './deadline.ts';
 
 /**
  * Transactions on a reserved connection in fewer round trips than `sql.begin`, which waits for BEGIN before the
@@ -9,7 +9,8 @@ import { deadlineCheck, noCallerOpening } from './deadline.ts';
  * when one fails, those after it fail too and the COMMIT becomes a rollback.
  *
  * Each ends with the caller's deadline check right before COMMIT when it runs for a caller (deadline.ts), in the
- * same write: a transaction past the gateway's deadline rolls back.
+ * same write: a transaction past the gateway's deadline rolls back. Before the check comes the work's commit hook,
+ * if any (deadline.ts: a keyed request's committed mark), so that it commits with the work or not at all.
  */
 
 /**
@@ -53,11 +54,18 @@ export async function inTransaction<T>(
     open = true;
     const opened = noCallerOpening(sql, tx);
     const { result, last } = await work(tx, opened ? Promise.all([begun, observed(opened)]) : begun);
+    const marked = commitHook(tx);
     const checked = deadlineCheck(tx);
     const committed = reserved`commit`.execute();
     open = false;
-    const [lastSettled, checkSettled, commitSettled] = await Promise.allSettled([last, checked, committed]);
+    const [lastSettled, markSettled, checkSettled, commitSettled] = await Promise.allSettled([
+      last,
+      marked,
+      checked,
+      committed,
+    ]);
     if (lastSettled.status === 'rejected') throw lastSettled.reason;
+    if (markSettled.status === 'rejected') throw markSettled.reason;
     if (checkSettled.status === 'rejected') throw checkSettled.reason;
     if (commitSettled.status === 'rejected') throw commitSettled.reason;
     return result;
@@ -96,6 +104,8 @@ export async function inOneTrip<T extends Record<string, unknown>>(
     names = Object.keys(named);
     for (const statement of Object.values<Promise<unknown>>(named)) pending.push(observed(statement));
     await queued;
+    const marked = commitHook(tx);
+    if (marked) pending.push(observed(marked));
     const checked = deadlineCheck(tx);
     if (checked) pending.push(observed(checked));
     pending.push(reserved`commit`.execute());

@@ -3,8 +3,8 @@ import { headers } from '@nats-io/nats-core';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { RPC_OUTCOME_HEADER, rpcSubject, type RpcOutcome } from '@platform/shared/catalogue';
 import { isDatabaseUnavailable, type Sql } from '@platform/shared/db';
-import { withDeadline } from '@platform/shared/deadline';
-import { keepReply, type IdempotencyClaim } from '@platform/shared/idempotent-reply';
+import { withCommitHook, withDeadline } from '@platform/shared/deadline';
+import { keepReply, markCommitted, type IdempotencyClaim } from '@platform/shared/idempotent-reply';
 import type { Logger } from '@platform/shared/log';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { StripeError, type PaymentsRpcError } from '@platform/shared/payments/errors';
@@ -68,8 +68,14 @@ export function servePayments(opts: {
     let body: unknown;
     let code = 'ok';
     try {
-      // Its transactions roll back rather than commit past the gateway's deadline (shared/src/deadline.ts).
-      body = await withDeadline(request.deadline, () => handler.run(request, reqLog));
+      // Its transactions roll back rather than commit past the gateway's deadline (shared/src/deadline.ts), and those
+      // of a keyed request mark its claim committed with the work (idempotent-reply.ts): the reply is kept after it.
+      const claim = request.idempotency;
+      const work = () => handler.run(request, reqLog);
+      body = await withDeadline(
+        request.deadline,
+        claim ? () => withCommitHook(markCommitted(claim, request.request_id), work) : work,
+      );
     } catch (err) {
       outcome = 'error';
       let refusal: PaymentsRpcError;

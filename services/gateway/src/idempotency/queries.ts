@@ -37,7 +37,8 @@ interface KeyRow {
 
 /**
  * Claims the key for this request in one statement: a new key, one past its lifetime (not purged yet), or, for the
- * same fingerprint, one whose claim was abandoned (unanswered past locked_until) or whose service kept its reply
+ * same fingerprint, one whose claim was abandoned (unanswered past locked_until, and its work not marked committed
+ * by the service: shared/src/idempotent-reply.ts; such a claim waits for its reply) or whose service kept its reply
  * there (the first request's gateway gave up on it, or stopped, or is about to store its answer): that reply comes
  * with the claim, to be answered instead of doing the work again, and the claim stays the first request's (its id
  * is the one the answer names and is stored under). Otherwise answers the row as it stands. `absent` is a row that
@@ -60,10 +61,11 @@ export async function claimKey(
             created_at = case when ${kept} then k.created_at else now() end,
             locked_until = excluded.locked_until, status = null, headers = null, body = null,
             reply_headers = case when ${kept} then k.reply_headers end,
-            reply_body = case when ${kept} then k.reply_body end
+            reply_body = case when ${kept} then k.reply_body end,
+            committed_at = case when ${kept} then k.committed_at end
         where k.created_at <= now() - ${lifetime}
            or (k.status is null and k.fingerprint = excluded.fingerprint
-               and (k.locked_until <= now() or k.reply_headers is not null))
+               and ((k.locked_until <= now() and k.committed_at is null) or k.reply_headers is not null))
       returning k.reply_headers, k.reply_body, k.request_id
     )
     select exists (select 1 from claimed) as claimed, (select reply_headers from claimed) as kept_headers,
@@ -108,11 +110,15 @@ export async function storeAnswer(
   }));
 }
 
-/** Gives the key up (an answer that is not stored, a 5xx): the next request with it does the work. */
+/**
+ * Gives the key up (an answer that is not stored, a 5xx): the next request with it does the work. Not a claim the
+ * service marked committed: what committed is not undone by a later failure, so the work must not be done again.
+ */
 export async function releaseKey(sql: Sql, owner: string, key: string, requestId: string): Promise<void> {
   await sql`
     delete from idempotency_keys
-    where owner = ${owner} and key = ${key} and request_id = ${requestId} and status is null`;
+    where owner = ${owner} and key = ${key} and request_id = ${requestId} and status is null
+      and committed_at is null`;
 }
 
 /** Deletes at most `limit` keys past their lifetime; how many. */
