@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
 import type { Queryable, Sql } from '@platform/shared/db';
+import { callerDeadline, withoutDeadline } from '@platform/shared/deadline';
 import { ApiError, notFound } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
@@ -24,6 +25,11 @@ import { moveRefusal } from './payouts.ts';
 
 /** How long the payment service has to answer; it drops a request that reaches it later (its deadline). */
 const ANSWER_MS = 5000;
+/**
+ * The payment service's deadline ends this long before the caller's, so that money it moves is answered, and
+ * recorded, while the caller still waits: never after the gateway answered 503.
+ */
+const CALLER_MARGIN_MS = 300;
 /** After a request's deadline, the time it may still take the payment service to commit what it had started. */
 const IN_FLIGHT_GRACE_MS = 5000;
 /** A payout left sending this long (no answer came, or its service stopped) is asked about again in the background. */
@@ -99,7 +105,11 @@ async function claim(
         throw new ApiError('CONFLICT', 'The affiliate has no payout details on file to be paid through the platform');
       last4 = destinationLast4(details);
     }
-    const deadline = new Date(Date.now() + ANSWER_MS);
+    const caller = callerDeadline();
+    const deadline = new Date(Math.min(Date.now() + ANSWER_MS, caller === null ? Infinity : caller - CALLER_MARGIN_MS));
+    // Too late to ask and hear back: rolled back, nothing claimed.
+    if (deadline.getTime() <= Date.now())
+      throw new ApiError('UNAVAILABLE', 'No time is left to ask the payment service; try again');
     await markSending(tx, merchantId, payoutId, { at: s.deps.now(), deadline, destinationLast4: last4! });
     return {
       merchantId,
@@ -161,7 +171,9 @@ async function ask(s: PlatformSender, c: Claim, requestId: string): Promise<{ pa
     destination_last4: c.destinationLast4,
   };
   const answer = await s.nc
-    .request(PLATFORM_PAYOUT_SUBJECTS.pay(s.prefix), encodeJson(request), { timeout: ANSWER_MS })
+    .request(PLATFORM_PAYOUT_SUBJECTS.pay(s.prefix), encodeJson(request), {
+      timeout: Math.max(1, c.deadline.getTime() - Date.now()),
+    })
     .catch(() => null);
   if (!answer)
     throw new ApiError('UNAVAILABLE', 'The payment service did not answer; the payout stays sending: try again');
@@ -190,13 +202,17 @@ async function ask(s: PlatformSender, c: Claim, requestId: string): Promise<{ pa
     throw new ApiError('CONFLICT', `The payout cannot be paid through the platform: ${refused.error.message}`);
   }
   const ledger = decodeJson<AffiliatePayoutReply>(answer.data);
-  const followed = await s.sql.begin((tx) =>
-    followLedger(
-      tx,
-      c.merchantId,
-      c.payoutId,
-      { id: ledger.ledger_payout_id, status: 'made', amount: ledger.amount, currency: ledger.currency },
-      s.deps.now(),
+  // The money moved: recorded even past the caller's deadline (the gateway may have answered 503), never rolled
+  // back by its check; a retry then finds the payout sent.
+  const followed = await withoutDeadline(() =>
+    s.sql.begin((tx) =>
+      followLedger(
+        tx,
+        c.merchantId,
+        c.payoutId,
+        { id: ledger.ledger_payout_id, status: 'made', amount: ledger.amount, currency: ledger.currency },
+        s.deps.now(),
+      ),
     ),
   );
   if (followed.mismatch) {
