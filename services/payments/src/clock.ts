@@ -4,7 +4,7 @@ import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import type { PaymentsDeps } from './deps.ts';
 import { availabilityMovement, payoutFailureMovement, transferMovement } from './ledger-rules.ts';
-import { postMovement } from './queries/ledger.ts';
+import { postMovement, postMovements } from './queries/ledger.ts';
 import { claimDuePayouts, movePayout, type PayoutRow } from './queries/payouts.ts';
 import { claimDueTransactions, markAvailable } from './queries/transactions.ts';
 
@@ -49,35 +49,40 @@ export function startClock(deps: PaymentsDeps, log: Logger, intervalMs: number):
     if (!failure) return void (await movePayout(tx, payout.id, 'paid'));
     const amount = Number(payout.amount);
     const transactionId = newId('txn');
-    const movement = payoutFailureMovement(payout.holder, amount, payout.currency);
-    await postMovement(tx, payout.livemode, payout.id, movement, {
-      id: transactionId,
-      holder: payout.holder,
-      type: 'payout_failure',
-      amount,
-      fee: 0,
-      status: 'available',
-      available_on: new Date(),
-      description: `Payout failed: ${failure.code}`,
-    });
-    // An affiliate payout's amount goes back where it came from: the merchant's connected account.
-    if (payout.funded_by)
-      await postMovement(
-        tx,
-        payout.livemode,
-        payout.id,
-        transferMovement(payout.holder, payout.funded_by, amount, payout.currency),
-        {
-          id: newId('txn'),
-          holder: payout.funded_by,
-          type: 'transfer',
-          amount,
-          fee: 0,
-          status: 'available',
-          available_on: new Date(),
-          description: `Returned: payout ${payout.id} failed (${failure.code})`,
-        },
-      );
+    const returned = {
+      movement: payoutFailureMovement(payout.holder, amount, payout.currency),
+      shown: {
+        id: transactionId,
+        holder: payout.holder,
+        type: 'payout_failure' as const,
+        amount,
+        fee: 0,
+        status: 'available' as const,
+        available_on: new Date(),
+        description: `Payout failed: ${failure.code}`,
+      },
+    };
+    // An affiliate payout's amount goes back where it came from: the merchant's connected account. Both movements
+    // posted together lock the affiliate's and the account's balances in one order, as the affiliate payout that
+    // moves money the other way does (postMovements), instead of the affiliate's first: no deadlock between them.
+    const back = payout.funded_by
+      ? [
+          {
+            movement: transferMovement(payout.holder, payout.funded_by, amount, payout.currency),
+            shown: {
+              id: newId('txn'),
+              holder: payout.funded_by,
+              type: 'transfer' as const,
+              amount,
+              fee: 0,
+              status: 'available' as const,
+              available_on: new Date(),
+              description: `Returned: payout ${payout.id} failed (${failure.code})`,
+            },
+          },
+        ]
+      : [];
+    await postMovements(tx, payout.livemode, payout.id, [returned, ...back]);
     await movePayout(tx, payout.id, 'failed', { ...failure, balance_transaction: transactionId });
   };
 

@@ -5,7 +5,7 @@ import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/sha
 import type { PaymentsDeps } from '../deps.ts';
 import { formatMinorUnits, payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
 import { findByAffiliatePayout, fundingAccount } from '../queries/affiliate-payouts.ts';
-import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
+import { isBalanceInsufficient, postMovements } from '../queries/ledger.ts';
 import { insertPayout } from '../queries/payouts.ts';
 import type { Handler } from '../rpc.ts';
 
@@ -66,26 +66,36 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
           arrival_date: new Date(Date.now() + 2 * deps.payoutRailStepMs),
           affiliate: { payout_id: request.payout_id, merchant_id: request.merchant_id, funded_by: account.id },
         });
-        await postMovement(tx, account.livemode, id, transferMovement(account.id, affiliate, amount, currency), {
-          id: newId('txn'),
-          holder: account.id,
-          type: 'transfer',
-          amount: -amount,
-          fee: 0,
-          status: 'available',
-          available_on: new Date(),
-          description: `Affiliate payout ${request.payout_id}`,
-        });
-        await postMovement(tx, account.livemode, id, payoutMovement(affiliate, amount, currency), {
-          id: transactionId,
-          holder: affiliate,
-          type: 'payout',
-          amount: -amount,
-          fee: 0,
-          status: 'available',
-          available_on: new Date(),
-          description: `Affiliate payout ${request.payout_id}`,
-        });
+        // Both balances locked once, in postMovements' order, as a returned payout's movements lock them (clock.ts):
+        // the two never wait on each other in opposite orders (deadlock).
+        await postMovements(tx, account.livemode, id, [
+          {
+            movement: transferMovement(account.id, affiliate, amount, currency),
+            shown: {
+              id: newId('txn'),
+              holder: account.id,
+              type: 'transfer',
+              amount: -amount,
+              fee: 0,
+              status: 'available',
+              available_on: new Date(),
+              description: `Affiliate payout ${request.payout_id}`,
+            },
+          },
+          {
+            movement: payoutMovement(affiliate, amount, currency),
+            shown: {
+              id: transactionId,
+              holder: affiliate,
+              type: 'payout',
+              amount: -amount,
+              fee: 0,
+              status: 'available',
+              available_on: new Date(),
+              description: `Affiliate payout ${request.payout_id}`,
+            },
+          },
+        ]);
         return row;
       });
       log.info('affiliate payout made through the ledger', { payout_id: request.payout_id, ledger_payout_id: id });

@@ -71,6 +71,40 @@ export async function postMovement(
   return id;
 }
 
+/**
+ * Posts movements in order (postMovement), in the caller's transaction, having first locked every inside holder's
+ * available balance any of them changes, once each, in postMovement's order (holder). postMovement orders only its own
+ * movement's balances: two movements in a row lock in the order they come, so a transaction posting A then B and
+ * another posting B then A (a returned payout's credit then its transfer back, against a new affiliate payout's
+ * transfer then debit) could each hold one balance while waiting for the other's, and deadlock (40P01). Balances not
+ * yet kept as rows have nothing to lock; postMovement creates them.
+ */
+export async function postMovements(
+  sql: Queryable,
+  livemode: boolean,
+  source: string,
+  movements: { movement: Movement; shown?: ShownTransaction }[],
+): Promise<string[]> {
+  const touched = new Map<string, { holder: string; currency: string }>();
+  for (const { movement } of movements)
+    for (const p of movement.postings)
+      if (!isExternal(p.holder) && p.bucket === 'available')
+        // postMovement's sort key (holder and bucket), so that both lock in one order.
+        touched.set(`${p.holder}${p.bucket}\u0000${movement.currency}`, {
+          holder: p.holder,
+          currency: movement.currency,
+        });
+  const ordered = [...touched.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  for (const { holder, currency } of ordered)
+    await sql`
+      select 1 from ledger_balances
+      where livemode = ${livemode} and holder = ${holder} and currency = ${currency} and bucket = 'available'
+      for update`;
+  const ids: string[] = [];
+  for (const { movement, shown } of movements) ids.push(await postMovement(sql, livemode, source, movement, shown));
+  return ids;
+}
+
 /** A debit from a balance that has never held anything. */
 class BalanceInsufficient extends Error {
   constructor() {
