@@ -1,4 +1,5 @@
 import t from 'tap';
+import { holdRows, waitsOnLock } from '../helpers/locks.ts';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
 import { api } from '@platform/shared/api';
@@ -19,24 +20,11 @@ const { id: merchantId, key, client } = await platform.merchant();
 const parent = await client.post('/api/v1/affiliates', { email: 'parent@example.com' });
 const withKey = (k: string) => ({ headers: { 'idempotency-key': k } });
 
-async function holdParent() {
-  const holder = await sql.reserve();
-  await holder`begin`;
-  await holder`select 1 from affiliates where id = ${parent.body.id as string} for update`;
-  return async () => {
-    await holder`commit`;
-    holder.release();
-  };
-}
+const holdParent = () =>
+  holdRows(sql, (tx) => tx`select 1 from affiliates where id = ${parent.body.id as string} for update`);
 
 /** Resolves once the affiliates service's statement waits on a lock: the request reached the service. */
-const serviceWaitsOnLock = () =>
-  eventually(async () => {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and application_name = 'affiliates' and wait_event_type = 'Lock'`;
-    return row!.n > 0 ? true : undefined;
-  });
+const serviceWaitsOnLock = () => waitsOnLock(sql, 'affiliates');
 
 const children = async (email: string) =>
   (await sql<{ id: string }[]>`select id from affiliates where merchant_id = ${merchantId} and email = ${email}`).map(

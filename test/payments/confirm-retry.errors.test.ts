@@ -1,5 +1,6 @@
 import t from 'tap';
 import { eventually, startPlatform } from '../helpers/platform.ts';
+import { holdRows } from '../helpers/locks.ts';
 import { attachPayments, fundedAccount } from './setup.ts';
 
 // A confirmation whose charge the processor took, but whose record cannot be written (the receiving balance row held
@@ -13,15 +14,8 @@ const { sql } = platform;
 const account = await fundedAccount(stack, 10_000);
 
 /** A transaction of the test's own holding the account's balance rows, as a concurrent payout would. */
-async function holdBalance() {
-  const holder = await sql.reserve();
-  await holder`begin`;
-  await holder`select amount from ledger_balances where holder = ${account.id} for update`;
-  return async () => {
-    await holder`commit`;
-    holder.release();
-  };
-}
+const holdBalance = () =>
+  holdRows(sql, (tx) => tx`select amount from ledger_balances where holder = ${account.id} for update`);
 
 const intentsOf = async (description: string) =>
   (await sql<{ id: string }[]>`select id from payment_intents where description = ${description}`).map((r) => r.id);

@@ -4,6 +4,7 @@ import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
 import { captureLogger, eventually, startPlatform } from '../helpers/platform.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { holdRows, waitsOnLock } from '../helpers/locks.ts';
 import { attachPayments, fundedAccount } from './setup.ts';
 
 // POST /v1/payouts with an Idempotency-Key: the gateway that asked gives up (503) and leaves the claim to the service,
@@ -19,23 +20,10 @@ const { sql } = platform;
 const account = await fundedAccount(stack, 10_000);
 
 /** A transaction of the test's own holding the account's balance rows, as a concurrent payout or charge would. */
-async function holdBalance() {
-  const holder = await sql.reserve();
-  await holder`begin`;
-  await holder`select amount from ledger_balances where holder = ${account.id} for update`;
-  return async () => {
-    await holder`commit`;
-    holder.release();
-  };
-}
+const holdBalance = () =>
+  holdRows(sql, (tx) => tx`select amount from ledger_balances where holder = ${account.id} for update`);
 
-const serviceWaitsOnLock = () =>
-  eventually(async () => {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and application_name = 'payments' and wait_event_type = 'Lock'`;
-    return row!.n > 0 ? true : undefined;
-  });
+const serviceWaitsOnLock = () => waitsOnLock(sql, 'payments');
 const payouts = async () =>
   (await sql<{ id: string }[]>`select id from payment_payouts where holder = ${account.id} order by created_at`).map(
     (r) => r.id,

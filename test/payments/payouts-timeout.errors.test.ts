@@ -8,6 +8,7 @@ import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
 import { captureLogger, eventually, startPlatform } from '../helpers/platform.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+import { holdRows, waitsOnLock } from '../helpers/locks.ts';
 import { attachPayments, fundedAccount } from './setup.ts';
 
 // POST /v1/payouts with an Idempotency-Key while another transaction holds the account's ledger balance row: the
@@ -22,24 +23,11 @@ const { sql } = platform;
 const account = await fundedAccount(stack, 10_000);
 
 /** A transaction of the test's own holding the account's balance rows, as a concurrent payout or charge would. */
-async function holdBalance() {
-  const holder = await sql.reserve();
-  await holder`begin`;
-  await holder`select amount from ledger_balances where holder = ${account.id} for update`;
-  return async () => {
-    await holder`commit`;
-    holder.release();
-  };
-}
+const holdBalance = () =>
+  holdRows(sql, (tx) => tx`select amount from ledger_balances where holder = ${account.id} for update`);
 
 /** Resolves once the payments service's statement waits on a lock: the request reached the service. */
-const serviceWaitsOnLock = () =>
-  eventually(async () => {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and application_name = 'payments' and wait_event_type = 'Lock'`;
-    return row!.n > 0 ? true : undefined;
-  });
+const serviceWaitsOnLock = () => waitsOnLock(sql, 'payments');
 
 const payouts = async () =>
   (await sql<{ id: string }[]>`select id from payment_payouts where holder = ${account.id} order by created_at`).map(
