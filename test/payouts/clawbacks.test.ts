@@ -211,3 +211,25 @@ t.test('a void that leaves a payout nothing past its deductions cancels it; the 
   t.equal((await m.client.get(`/api/v1/commissions/${small}`)).body.status, 'approved', 'released');
   t.same((await m.client.post('/api/v1/payouts')).body.data, [], 'still less than what is owed: no payout');
 });
+
+t.test('payout runs racing each other deduct an open clawback once', async (t) => {
+  const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
+  const ana = await affiliate(m, 'ana@example.com');
+  const [paid] = await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '600.00' }]);
+  const [first] = (await m.client.post('/api/v1/payouts')).body.data;
+  await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'sent' });
+  await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'paid' });
+  await refund(m.id, [paid!]);
+  await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '1000.00' }]);
+
+  const runs = await Promise.all(Array.from({ length: 6 }, () => m.client.post('/api/v1/payouts')));
+  t.same(
+    runs.map((r) => r.status),
+    Array(6).fill(201),
+    'every run answers',
+  );
+  const made = runs.flatMap((r) => r.body.data as { id: string; amount: number; adjustments: unknown[] }[]);
+  t.equal(made.length, 1, 'one payout for the affiliate, whichever run made it');
+  t.match(made[0], { amount: 40, adjustments: [{ type: 'clawback', commission_id: paid, amount: -60 }] });
+  t.match((await m.client.get(`/api/v1/commissions/${paid}`)).body.clawback, { amount: 60, recovered: 60 });
+});
