@@ -38,6 +38,8 @@ const options = {
 };
 const serving = serveOperations(options);
 t.teardown(() => serving.drain());
+// The subscriptions reach the server with the service connection's next flush; asked before, nobody responds.
+await service.flush();
 
 const ask = (operation: 'getPayout' | 'getCommission', params: Record<string, string>) => {
   const spec = api[operation];
