@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { streamName, type DurableConsumerEntry } from './catalogue.ts';
 import type { Logger } from './log.ts';
 import { createBatcher } from './batcher.ts';
-import type { Worker } from './service.ts';
+import type { Worker } from './worker.ts';
 import type { Topology } from './topology.ts';
 import { tracingEnabled } from './tracing/context.ts';
 import { inConsumerBatchSpan } from './tracing/nats.ts';

@@ -1,5 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Queryable, Sql } from './db.ts';
+import type postgres from 'postgres';
+
+// The driver's own types (db.ts's Sql and Queryable are these): db.ts imports this module, not the other way round.
+type Sql = postgres.Sql;
+type Queryable = postgres.Sql | postgres.TransactionSql;
 
 /**
  * The deadline of the caller an operation answers (the gateway's, epoch milliseconds): past it the gateway has

@@ -3,7 +3,7 @@ import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
 import type { Logger } from './log.ts';
 import { startPeriodicPurge } from './purge.ts';
-import type { Worker } from './service.ts';
+import type { Worker } from './worker.ts';
 import { unnestColumns } from './unnest.ts';
 import { carrierJson, carrierOf, type TraceCarrier } from './tracing/context.ts';
 

@@ -1,5 +1,5 @@
 import type { Logger } from './log.ts';
-import type { Worker } from './service.ts';
+import type { Worker } from './worker.ts';
 
 const PURGE_EVERY_MS = 3_600_000;
 

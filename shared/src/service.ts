@@ -12,6 +12,7 @@ import { oldestUnpublishedAgeSeconds, startOutboxPurge } from './outbox.ts';
 import { startOutboxRelay, type OutboxRelay } from './outbox-relay.ts';
 import { trackReadiness } from './readiness.ts';
 import { startTopology, type OwnedConsumer, type Topology } from './topology.ts';
+import type { Worker } from './worker.ts';
 
 export interface ServiceRuntime {
   name: string;
@@ -29,10 +30,8 @@ export interface ServiceRuntime {
 /** How long `close` waits for workers and the relay to finish before it closes connections under them. */
 const DRAIN_BOUND_MS = 10_000;
 
-/** A background part of a service (a consumer, a scheduler) that must be stopped before connections close. */
-export interface Worker {
-  stop(): Promise<void>;
-}
+// Services meet `Worker` here, beside startService; shared/ modules import it from worker.ts (no import circle).
+export type { Worker } from './worker.ts';
 
 /**
  * Starts what every service process has: Postgres (migrated), NATS with the catalogue's streams, the ops server,

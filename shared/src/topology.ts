@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Gauge, type Registry } from 'prom-client';
 import { durableConsumerConfig, streamConfigs, streamName, type DurableConsumerEntry } from './catalogue.ts';
 import type { Logger } from './log.ts';
-import type { Worker } from './service.ts';
+import type { Worker } from './worker.ts';
 
 /** A durable consumer a service owns, and how far back it starts when it has to be created on a stream with messages. */
 export interface OwnedConsumer {

@@ -11,7 +11,11 @@ import {
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import pkg from '../../../package.json' with { type: 'json' };
 import type { TracingConfig } from './env.ts';
-import type { Tracing } from './start.ts';
+
+/** A running tracing SDK: `shutdown` exports the spans still buffered. */
+export interface Tracing {
+  shutdown(): Promise<void>;
+}
 
 /**
  * The OpenTelemetry SDK, loaded only by start.ts when tracing is on. The OTLP exporter (http/protobuf or http/json)

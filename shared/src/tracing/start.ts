@@ -1,10 +1,7 @@
 import { markTracingEnabled } from './context.ts';
 import { tracesEndpoint, type TracingConfig } from './env.ts';
-
-/** A running tracing SDK: `shutdown` exports the spans still buffered. */
-export interface Tracing {
-  shutdown(): Promise<void>;
-}
+// Only the type, which is erased: the SDK itself is loaded by the dynamic import below, when tracing is on.
+import type { Tracing } from './sdk.ts';
 
 /**
  * Starts OpenTelemetry tracing for a service's process, from its entry point, when an OTLP endpoint is configured;
