@@ -14,6 +14,22 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
+      // Errors keep their cause: an error thrown in a catch block carries the one it caught, for our own error
+      // classes and the helpers that make them too (the number is where the constructor takes `{ cause }`).
+      'preserve-caught-error': [
+        'error',
+        {
+          requireCatchParameter: true,
+          errorClassNames: [
+            ...['PoisonMessage', 'PermanentRefusal', 'AttemptEnded', 'UsageError', 'RefusedAddressError'],
+            ...['IdempotencyKeyReused', 'FormError', 'DatabaseDeadlineError', 'invalidRequest'],
+            ...['UndecryptableSecret', 'BalanceInsufficient'].map((name) => ({ name, argumentPosition: 1 })),
+            ...['ConfigError', 'StripeError', 'invalidInput'].map((name) => ({ name, argumentPosition: 3 })),
+            { name: 'conflict', argumentPosition: 3 },
+            { name: 'ApiError', argumentPosition: 4 },
+          ],
+        },
+      ],
       // `_`-prefixed names are deliberately unused (positional parameters, destructured leftovers).
       '@typescript-eslint/no-unused-vars': [
         'error',

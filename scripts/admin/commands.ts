@@ -99,7 +99,8 @@ export async function createUser(sql: Sql, merchantId: string, email: string, pa
       returning id, merchant_id, email, created_at`;
     return row;
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new UsageError(`a user with e-mail ${email} already exists`);
+    if ((err as { code?: string }).code === '23505')
+      throw new UsageError(`a user with e-mail ${email} already exists`, { cause: err });
     throw err;
   }
 }
@@ -129,8 +130,10 @@ async function asUsage<T>(work: Promise<T>): Promise<T> {
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const detail = err.details?.[0];
-    if (detail?.path === 'rate_limit_per_min') throw new UsageError(`--rate-limit ${detail.message}`);
-    if (err.code === 'NOT_FOUND') throw new UsageError(err.message.replace(/^No such/, 'no'));
-    throw new UsageError(err.code === 'CONFLICT' ? err.message.replace(/^Key/, 'key') : err.message);
+    if (detail?.path === 'rate_limit_per_min') throw new UsageError(`--rate-limit ${detail.message}`, { cause: err });
+    if (err.code === 'NOT_FOUND') throw new UsageError(err.message.replace(/^No such/, 'no'), { cause: err });
+    throw new UsageError(err.code === 'CONFLICT' ? err.message.replace(/^Key/, 'key') : err.message, {
+      cause: err,
+    });
   }
 }

@@ -20,7 +20,9 @@ export async function createCoupon(sql: Sql, merchantId: string, affiliateId: st
     return presentCoupon(await insertCoupon(sql, { id: newId('cpn'), merchantId, affiliateId, code }));
   } catch (err) {
     if (isUniqueViolation(err, 'coupons_merchant_code'))
-      throw new UsageError(`merchant ${merchantId} already has a coupon ${code} (codes are case-insensitive)`);
+      throw new UsageError(`merchant ${merchantId} already has a coupon ${code} (codes are case-insensitive)`, {
+        cause: err,
+      });
     throw err;
   }
 }

@@ -73,6 +73,7 @@ export async function markPayoutCommand(
           : detail
             ? `${option} ${detail.message}`
             : err.message,
+        { cause: err },
       );
     }
     throw err;

@@ -60,7 +60,7 @@ async function operator<T>(work: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ApiError) {
       const details = (err.details ?? []).map((d) => `${d.path}: ${d.message}`).join('; ');
-      throw new UsageError(details ? `${err.message}: ${details}` : err.message);
+      throw new UsageError(details ? `${err.message}: ${details}` : err.message, { cause: err });
     }
     throw err;
   }

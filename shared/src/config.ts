@@ -12,8 +12,9 @@ export class ConfigError extends Error {
   constructor(
     readonly variable: string,
     problem: string,
+    options?: ErrorOptions,
   ) {
-    super(`configuration: ${variable} ${problem}`);
+    super(`configuration: ${variable} ${problem}`, options);
     this.name = 'ConfigError';
   }
 }

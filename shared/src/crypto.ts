@@ -83,8 +83,8 @@ export function encryptSecret(master: Buffer, plaintext: string, place: SecretPl
  * ENCRYPTION_KEY changed without the old one in ENCRYPTION_KEYS_PREVIOUS), or damaged. Its message names no secret.
  */
 export class UndecryptableSecret extends Error {
-  constructor() {
-    super('cannot be decrypted with ENCRYPTION_KEY or any of ENCRYPTION_KEYS_PREVIOUS');
+  constructor(options?: ErrorOptions) {
+    super('cannot be decrypted with ENCRYPTION_KEY or any of ENCRYPTION_KEYS_PREVIOUS', options);
     this.name = 'UndecryptableSecret';
   }
 }

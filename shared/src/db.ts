@@ -94,8 +94,8 @@ export const CONNECT_TIMEOUT_S = 5;
 /** The error of database work that did not finish within its deadline (withinDeadline): the database is unavailable. */
 export class DatabaseDeadlineError extends Error {
   readonly code = 'DATABASE_DEADLINE';
-  constructor(ms: number) {
-    super(`the database did not answer within ${ms} ms`);
+  constructor(ms: number, options?: ErrorOptions) {
+    super(`the database did not answer within ${ms} ms`, options);
   }
 }
 

@@ -58,13 +58,14 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'ApiError';
   }
 }
 
-export const invalidInput = (path: string, message: string): ApiError =>
-  new ApiError('INVALID_INPUT', 'The request is invalid', [{ path, message }]);
+export const invalidInput = (path: string, message: string, options?: ErrorOptions): ApiError =>
+  new ApiError('INVALID_INPUT', 'The request is invalid', [{ path, message }], options);
 
 export const notFound = (what: string): ApiError => new ApiError('NOT_FOUND', `No such ${what}`);

@@ -56,7 +56,7 @@ export function defineOperation<O extends ApiOperation>(
     try {
       return validateParams(value);
     } catch (err) {
-      if (err instanceof ApiError) throw new ApiError('NOT_FOUND', 'No such resource');
+      if (err instanceof ApiError) throw new ApiError('NOT_FOUND', 'No such resource', undefined, { cause: err });
       throw err;
     }
   };

@@ -40,7 +40,7 @@ async function checkUrl(url: string, deps: Deps): Promise<string> {
   try {
     return (await checkEndpointUrl(url, deps.policy)).toString();
   } catch (err) {
-    if (err instanceof RefusedAddressError) throw invalidInput('url', err.message);
+    if (err instanceof RefusedAddressError) throw invalidInput('url', err.message, { cause: err });
     throw err;
   }
 }

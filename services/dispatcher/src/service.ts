@@ -42,7 +42,9 @@ export function addressPolicyOf(
       allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
     });
   } catch (err) {
-    throw new ConfigError('WEBHOOK_ALLOWED_CIDRS', (err as Error).message.replace(/^WEBHOOK_ALLOWED_CIDRS: /, ''));
+    throw new ConfigError('WEBHOOK_ALLOWED_CIDRS', (err as Error).message.replace(/^WEBHOOK_ALLOWED_CIDRS: /, ''), {
+      cause: err,
+    });
   }
 }
 

@@ -107,8 +107,8 @@ export function createAddressPolicy(opts: {
 }
 
 export class RefusedAddressError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'RefusedAddressError';
   }
 }
@@ -118,8 +118,8 @@ function checkUrlShape(raw: string, policy: AddressPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
-  } catch {
-    throw new RefusedAddressError('must be an absolute URL');
+  } catch (err) {
+    throw new RefusedAddressError('must be an absolute URL', { cause: err });
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
     throw new RefusedAddressError(policy.allowHttp ? 'must be an http or https URL' : 'must be an https URL');
@@ -149,8 +149,8 @@ export async function resolveAllowed(
   let answers: { address: string; family: number }[];
   try {
     answers = await lookup(bare);
-  } catch {
-    throw new RefusedAddressError(`${bare} could not be resolved`);
+  } catch (err) {
+    throw new RefusedAddressError(`${bare} could not be resolved`, { cause: err });
   }
   if (answers.length === 0) throw new RefusedAddressError(`${bare} could not be resolved`);
   const refused = answers.find((a) => !policy.allows(a.address));

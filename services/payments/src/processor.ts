@@ -43,8 +43,8 @@ export interface PaymentProcessor {
 
 /** The same idempotency key asked with other parameters: a defect of the caller, never retried into a charge. */
 export class IdempotencyKeyReused extends Error {
-  constructor(key: string) {
-    super(`processor idempotency key ${key} was used with other parameters`);
+  constructor(key: string, options?: ErrorOptions) {
+    super(`processor idempotency key ${key} was used with other parameters`, options);
     this.name = 'IdempotencyKeyReused';
   }
 }

@@ -38,19 +38,27 @@ export class StripeError extends Error {
   constructor(
     readonly status: number,
     readonly body: StripeErrorBody,
+    options?: ErrorOptions,
   ) {
-    super(body.message);
+    super(body.message, options);
     this.name = 'StripeError';
   }
 }
 
-export const invalidRequest = (message: string, opts: { code?: string; param?: string; status?: number } = {}) =>
-  new StripeError(opts.status ?? 400, {
-    type: 'invalid_request_error',
-    message,
-    ...(opts.code ? { code: opts.code } : {}),
-    ...(opts.param ? { param: opts.param } : {}),
-  });
+export const invalidRequest = (
+  message: string,
+  opts: { code?: string; param?: string; status?: number; cause?: unknown } = {},
+) =>
+  new StripeError(
+    opts.status ?? 400,
+    {
+      type: 'invalid_request_error',
+      message,
+      ...(opts.code ? { code: opts.code } : {}),
+      ...(opts.param ? { param: opts.param } : {}),
+    },
+    opts.cause === undefined ? undefined : { cause: opts.cause },
+  );
 
 /** Stripe's answer for an id that names nothing this key (and this Stripe-Account) may see. */
 export const resourceMissing = (kind: string, id: string, param = 'id') =>

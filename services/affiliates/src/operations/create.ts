@@ -41,20 +41,20 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
         return { outcome: 'created', body: affiliate };
       } catch (err) {
         if (isUniqueViolation(err, 'affiliates_merchant_email'))
-          throw conflict('email', 'An affiliate with this e-mail already exists');
+          throw conflict('email', 'An affiliate with this e-mail already exists', { cause: err });
         if (isUniqueViolation(err, 'affiliates_merchant_slug')) {
           // A generated slug lost a race with a concurrent create: the caller chose no slug, so this is no conflict
           // of theirs. Try again; the generator now sees the slug taken and picks another.
           if (body.slug === undefined && attempt < 5) continue;
-          throw conflict('slug', 'An affiliate with this slug already exists');
+          throw conflict('slug', 'An affiliate with this slug already exists', { cause: err });
         }
         throw err;
       }
     }
   });
 
-const conflict = (path: string, message: string) =>
-  new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }]);
+const conflict = (path: string, message: string, options?: ErrorOptions) =>
+  new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }], options);
 
 /** "Jane.Doe+promo@example.com" → "jane-doe-promo", with a random suffix when that is taken. */
 async function generateSlug(sql: Queryable, merchantId: string, email: string): Promise<string> {

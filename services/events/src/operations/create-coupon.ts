@@ -24,9 +24,12 @@ export const createCouponOperation = () =>
       return { outcome: 'created', body: presentCoupon(row) };
     } catch (err) {
       if (isUniqueViolation(err, 'coupons_merchant_code')) {
-        throw new ApiError('CONFLICT', 'A coupon with this code already exists', [
-          { path: 'code', message: 'is already taken (codes are case-insensitive)' },
-        ]);
+        throw new ApiError(
+          'CONFLICT',
+          'A coupon with this code already exists',
+          [{ path: 'code', message: 'is already taken (codes are case-insensitive)' }],
+          { cause: err },
+        );
       }
       throw err;
     }

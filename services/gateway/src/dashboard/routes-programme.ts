@@ -134,7 +134,7 @@ export const programmeRoutes = (passwords: PasswordChecker) => [
         return { id: row!.id, email: row!.email, created_at: row!.created_at.toISOString() };
       } catch (err) {
         if ((err as { code?: string }).code === '23505')
-          throw new ApiError('CONFLICT', 'A dashboard user with this e-mail already exists');
+          throw new ApiError('CONFLICT', 'A dashboard user with this e-mail already exists', undefined, { cause: err });
         throw err;
       }
     },

@@ -104,9 +104,7 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
       if (isBalanceInsufficient(err))
         throw invalidRequest(
           `The connected account ${account.id} does not have ${formatMinorUnits(amount, currency)} ${request.currency} available.`,
-          {
-            code: 'balance_insufficient',
-          },
+          { code: 'balance_insufficient', cause: err },
         );
       // The same affiliate payout asked twice at once: the one that lost finds the first.
       if (isUniqueViolation(err, 'payment_payouts_affiliate_payout'))

@@ -62,7 +62,7 @@ export const createPayoutOperation = (deps: PaymentsDeps) =>
       if (isBalanceInsufficient(err))
         throw invalidRequest(
           `You have insufficient funds in your balance for this payout: its available ${currency} balance does not cover ${params.amount}.`,
-          { code: 'balance_insufficient', param: 'amount' },
+          { code: 'balance_insufficient', param: 'amount', cause: err },
         );
       throw err;
     }

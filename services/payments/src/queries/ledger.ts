@@ -107,8 +107,8 @@ export async function postMovements(
 
 /** A debit from a balance that has never held anything. */
 class BalanceInsufficient extends Error {
-  constructor() {
-    super('the balance does not cover the debit');
+  constructor(options?: ErrorOptions) {
+    super('the balance does not cover the debit', options);
   }
 }
 
