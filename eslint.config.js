@@ -1,7 +1,40 @@
 // The type-aware lint gate (`npm run lint`). Rules are typescript-eslint's recommended type-checked set; the few
 // changes below say why. Formatting is Prettier's job, so no stylistic rules are enabled here.
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The boundaries between the workspaces, on resolved paths (a relative path and an `@platform/*` name that lead to
+ * the same file are the same import). A service imports shared/ and its own files only: services talk over NATS,
+ * never through each other's code. The dashboard is a browser app: what it knows of the gateway is the types
+ * services/dashboard/build.ts generates from the gateway's OpenAPI documents into its src/generated/. shared/ is
+ * below every service and imports none. Import circles are dpdm's to find (scripts/lint.ts): this rule's cousin
+ * import-x/no-cycle skips type-only imports.
+ */
+const root = import.meta.dirname;
+const services = readdirSync(`${root}/services`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+const elsewhere = ['./services', './scripts', './test', './bench'];
+const boundaries = [
+  ...services
+    .filter((name) => name !== 'dashboard')
+    .map((name) => ({
+      target: `./services/${name}`,
+      from: elsewhere,
+      except: [`./${name}`],
+      message: `The ${name} service imports shared/ and its own files only (another service is reached over NATS).`,
+    })),
+  {
+    target: './services/dashboard/src',
+    from: [...elsewhere, './shared'],
+    except: ['./dashboard/src'],
+    message: "The dashboard imports only its own files and the gateway's types generated into src/generated/.",
+  },
+  { target: './shared', from: elsewhere, message: 'shared/ is below every service: it imports none.' },
+];
 
 export default tseslint.config(
   {
@@ -10,10 +43,13 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createNodeResolver()] },
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: boundaries }],
       // Errors keep their cause: an error thrown in a catch block carries the one it caught, for our own error
       // classes and the helpers that make them too (the number is where the constructor takes `{ cause }`).
       'preserve-caught-error': [

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { COUNTRY_CODES, isCountryCode } from '@platform/affiliates/rules/countries';
+import { COUNTRY_CODES, isCountryCode } from '@platform/affiliates/domain/countries';
 import {
   checkPayoutDetails,
   einDigits,
@@ -7,7 +7,7 @@ import {
   normalizeIban,
   ssnDigits,
   taxFormExpiry,
-} from '@platform/affiliates/rules/tax-forms';
+} from '@platform/affiliates/domain/tax-forms';
 import { maskLastFour } from '@platform/shared/vault';
 
 // The pure rules of tax forms and payout details, value by value.

@@ -11,7 +11,7 @@ import type {
   TaxFormBody,
 } from '@platform/shared/schemas/tax-forms';
 import { maskLastFour, storeSecret } from '@platform/shared/vault';
-import { checkPayoutDetails, checkTaxForm, taxFormExpiry } from './rules/tax-forms.ts';
+import { checkPayoutDetails, checkTaxForm, taxFormExpiry } from './domain/tax-forms.ts';
 import {
   findMaskedPayoutDetails,
   insertTaxForm,
