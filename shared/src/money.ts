@@ -62,3 +62,43 @@ export function decimalPlaces(amount: string): number {
   if (dot < 0) return 0;
   return amount.slice(dot + 1).replace(/0+$/, '').length;
 }
+
+/**
+ * Between decimal amounts ("182.50", as people type them and the services exchange them) and integer minor units
+ * (18250, as the payment API and its ledger store them), exactly: by digits, never through a float. The only
+ * module that converts; every caller shares its rules.
+ *
+ * Converting never rounds: a decimal with more decimals than its currency has is refused (null), as the contract
+ * refuses such an amount where it comes in. Where arithmetic on minor units leaves a fraction (a percentage fee),
+ * the one rounding rule is half to even, divideHalfEven below, as commission amounts are rounded.
+ */
+
+/**
+ * A plain decimal (isDecimalString: no sign, no exponent, no leading zeros) in the currency's minor units. Null when
+ * it is not one, has more decimals than the currency has (trailing zeros aside), or is past the largest exact
+ * integer. Zero is 0: a caller that needs a positive amount checks for it.
+ */
+export function decimalToMinor(amount: string, currency: string): number | null {
+  const digits = minorUnitDigits(currency.toUpperCase());
+  if (!isDecimalString(amount) || decimalPlaces(amount) > digits) return null;
+  const [whole, fraction = ''] = amount.split('.');
+  const minor = BigInt(whole!) * 10n ** BigInt(digits) + BigInt(fraction.padEnd(digits, '0').slice(0, digits) || '0');
+  return minor <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(minor) : null;
+}
+
+/** Integer minor units written as a decimal with the currency's decimals: 25000 usd is "250.00", 500 jpy "500". */
+export function minorToDecimal(amount: number, currency: string): string {
+  if (!Number.isSafeInteger(amount)) throw new RangeError(`not a whole number of minor units: ${amount}`);
+  const digits = minorUnitDigits(currency.toUpperCase());
+  const sign = amount < 0 ? '-' : '';
+  const text = String(Math.abs(amount)).padStart(digits + 1, '0');
+  return digits === 0 ? sign + text : `${sign}${text.slice(0, -digits)}.${text.slice(-digits)}`;
+}
+
+/** x / d rounded half to even (banker's rounding: 2.5 → 2, 3.5 → 4), for a non-negative integer x and d > 0. */
+export function divideHalfEven(x: number, d: number): number {
+  const q = Math.floor(x / d);
+  const r = x - q * d;
+  if (2 * r > d || (2 * r === d && q % 2 === 1)) return q + 1;
+  return q;
+}

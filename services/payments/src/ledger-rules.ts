@@ -1,4 +1,4 @@
-import { minorUnitDigits } from '@platform/shared/money';
+import { divideHalfEven, minorUnitDigits } from '@platform/shared/money';
 
 /**
  * The posting rules of the double-entry ledger, without I/O. A movement is a set of postings that sum to zero per
@@ -33,14 +33,6 @@ export const isExternal = (holder: string) => holder.startsWith('external:');
 
 const FEE_PER_MILLE = 29; // 2.9 %
 const FIXED_FEE_CENTS = 30;
-
-/** x / d rounded half to even, for non-negative integers. */
-function divideHalfEven(x: number, d: number): number {
-  const q = Math.floor(x / d);
-  const r = x - q * d;
-  if (2 * r > d || (2 * r === d && q % 2 === 1)) return q + 1;
-  return q;
-}
 
 /**
  * The sandbox processor's fee: 2.9 % plus 30 cents, the fixed part scaled to the currency's minor unit (0.30 of a
@@ -117,28 +109,6 @@ export function transferMovement(from: string, to: string, amount: number, curre
       { holder: to, bucket: 'available', amount },
     ],
   });
-}
-
-/**
- * An exact decimal amount ("182.50") in the currency's minor unit (18250). Null when it has more decimals than the
- * currency's minor unit holds, or is too large to be a payment.
- */
-export function toMinorUnits(amount: string, currency: string): number | null {
-  const digits = minorUnitDigits(currency.toUpperCase());
-  const match = /^(\d{1,15})(?:\.(\d+))?$/.exec(amount);
-  if (!match) return null;
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  if (fraction.length > digits) return null;
-  const minor = Number(BigInt(match[1]!) * 10n ** BigInt(digits) + BigInt(fraction.padEnd(digits, '0') || '0'));
-  return Number.isSafeInteger(minor) && minor > 0 ? minor : null;
-}
-
-/** A minor-unit amount written as a decimal in its currency: 6000 usd → "60.00". */
-export function formatMinorUnits(amount: number, currency: string): string {
-  const digits = minorUnitDigits(currency.toUpperCase());
-  if (digits === 0) return String(amount);
-  const text = String(amount).padStart(digits + 1, '0');
-  return `${text.slice(0, -digits)}.${text.slice(-digits)}`;
 }
 
 /** Throws unless the postings are whole, non-zero and sum to zero. */

@@ -9,7 +9,7 @@ import {
   BalanceTransactionsQuery,
 } from './balance-schemas.ts';
 import { route, type DashboardContext } from './define.ts';
-import { decimalToMinor, minorToDecimal } from './minor-units.ts';
+import { decimalToMinor, minorToDecimal } from '@platform/shared/money';
 import type { PaymentsCall, PaymentsCaller } from './payments.ts';
 
 interface Account {

@@ -3,7 +3,8 @@ import { newId } from '@platform/shared/ids';
 import { invalidRequest } from '@platform/shared/payments/errors';
 import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
 import type { PaymentsDeps } from '../deps.ts';
-import { formatMinorUnits, payoutMovement, toMinorUnits, transferMovement } from '../ledger-rules.ts';
+import { decimalToMinor, minorToDecimal } from '@platform/shared/money';
+import { payoutMovement, transferMovement } from '../ledger-rules.ts';
 import { findByAffiliatePayout, fundingAccount } from '../queries/affiliate-payouts.ts';
 import { isBalanceInsufficient, postMovements } from '../queries/ledger.ts';
 import { insertPayout } from '../queries/payouts.ts';
@@ -12,7 +13,7 @@ import type { Handler } from '../rpc.ts';
 const reply = (p: { id: string; status: string; amount: string; currency: string }): AffiliatePayoutReply => ({
   ledger_payout_id: p.id,
   status: p.status as AffiliatePayoutReply['status'],
-  amount: formatMinorUnits(Number(p.amount), p.currency),
+  amount: minorToDecimal(Number(p.amount), p.currency),
   currency: p.currency.toUpperCase(),
 });
 
@@ -29,10 +30,10 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
     if (earlier) {
       // Idempotent for the same payout only: the money that moved must be what is asked now, or the caller would
       // record another amount as paid. A disagreement is the caller's to settle by hand (it counts it as a mismatch).
-      const asked = toMinorUnits(request.amount, request.currency.toLowerCase());
+      const asked = decimalToMinor(request.amount, request.currency.toLowerCase());
       if (asked !== Number(earlier.amount) || request.currency.toLowerCase() !== earlier.currency)
         throw invalidRequest(
-          `Affiliate payout ${request.payout_id} was paid by ledger payout ${earlier.id} with ${formatMinorUnits(Number(earlier.amount), earlier.currency)} ${earlier.currency.toUpperCase()}, not ${request.amount} ${request.currency}.`,
+          `Affiliate payout ${request.payout_id} was paid by ledger payout ${earlier.id} with ${minorToDecimal(Number(earlier.amount), earlier.currency)} ${earlier.currency.toUpperCase()}, not ${request.amount} ${request.currency}.`,
           { code: 'amount_mismatch', status: 409 },
         );
       return reply(earlier);
@@ -43,8 +44,9 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
         code: 'no_connected_account',
       });
     const currency = request.currency.toLowerCase();
-    const amount = toMinorUnits(request.amount, currency);
-    if (amount === null)
+    const amount = decimalToMinor(request.amount, currency);
+    // Nothing to pay is no payout (zero converts, as any amount does).
+    if (!amount)
       throw invalidRequest(`Invalid amount ${request.amount} ${request.currency}`, { param: 'amount' });
     const id = newId('po');
     const affiliate = request.affiliate_id;
@@ -103,7 +105,7 @@ export const affiliatePayoutHandler = (deps: PaymentsDeps): Handler<AffiliatePay
     } catch (err) {
       if (isBalanceInsufficient(err))
         throw invalidRequest(
-          `The connected account ${account.id} does not have ${formatMinorUnits(amount, currency)} ${request.currency} available.`,
+          `The connected account ${account.id} does not have ${minorToDecimal(amount, currency)} ${request.currency} available.`,
           { code: 'balance_insufficient', cause: err },
         );
       // The same affiliate payout asked twice at once: the one that lost finds the first.
