@@ -3,7 +3,8 @@ import { ApiError, invalidInput } from '@platform/shared/errors';
 import { ConfigError } from '@platform/shared/config';
 import { createLogger } from '@platform/shared/log';
 import { invalidRequest } from '@platform/shared/payments/errors';
-import { createAddressPolicy, resolveAllowed } from '../../services/dispatcher/src/ssrf.ts';
+import { createAddressPolicy } from '../../services/dispatcher/src/domain/addresses.ts';
+import { resolveAllowed } from '../../services/dispatcher/src/ssrf.ts';
 
 // An error thrown in place of another keeps it as its cause, and the log line of the outer one shows the whole
 // chain: "conflict" alone says nothing of the unique violation (or the DNS failure) beneath it.

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { request } from 'undici';
-import { createAddressPolicy, createGuardedAgent, isPublicAddress, resolveAllowed } from '@platform/dispatcher/ssrf';
+import { createAddressPolicy, isPublicAddress } from '@platform/dispatcher/domain/addresses';
+import { createGuardedAgent, resolveAllowed } from '@platform/dispatcher/ssrf';
 import { eventually, sleep } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { registerEndpoint, startWebhookPlatform, type LoggedDelivery } from '../helpers/webhooks.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS } from '@platform/shared/webhooks';
-import { deadLetterReasonOf, judgeAttempt, statusAfter, type Verdict } from '@platform/dispatcher/verdict';
+import { deadLetterReasonOf, judgeAttempt, statusAfter, type Verdict } from '@platform/dispatcher/domain/verdict';
 
 // The delivery state table as the dispatcher applies it, without a database or a receiver.
 const delay = (attemptsMade: number, retryAfterMs: number | null) => nextAttemptDelayMs(attemptsMade, 1, retryAfterMs);

@@ -8,7 +8,7 @@ import type { Worker } from '@platform/shared/service';
 import { inOneTrip } from '@platform/shared/transactions';
 import { nextAttemptDelayMs, WEBHOOK_MAX_ATTEMPTS, webhookHeaders } from '@platform/shared/webhooks';
 import type { Dispatcher } from 'undici';
-import { judgeAttempt, type AttemptOutcome } from './verdict.ts';
+import { judgeAttempt, type AttemptOutcome } from './domain/verdict.ts';
 import {
   deadLetterWaiting,
   recordAttempts,
@@ -17,7 +17,7 @@ import {
   type EndpointTally,
 } from './queries/attempts.ts';
 import { claimDue, lockEndpoints, relaxCommit, type ClaimedDelivery } from './queries/claims.ts';
-import { signingSecrets } from './endpoints.ts';
+import { signingSecrets } from './domain/signing.ts';
 import { postWebhook } from './send.ts';
 import { contextOfCarrier, tracingEnabled } from '@platform/shared/tracing/context';
 

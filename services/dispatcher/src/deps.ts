@@ -1,4 +1,4 @@
-import type { AddressPolicy } from './ssrf.ts';
+import type { AddressPolicy } from './domain/addresses.ts';
 import type { HintPublisher } from './hints.ts';
 
 /** What the dispatcher's operations (and the operator CLI) need besides the database. */

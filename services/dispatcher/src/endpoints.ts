@@ -26,8 +26,9 @@ import {
   updateEndpoint,
   type EndpointRow,
 } from './queries/endpoints.ts';
-import { sampleEventData } from './sample-events.ts';
-import { checkEndpointUrl, RefusedAddressError } from './ssrf.ts';
+import { RefusedAddressError } from './domain/addresses.ts';
+import { sampleEventData } from './domain/sample-events.ts';
+import { checkEndpointUrl } from './ssrf.ts';
 
 /**
  * Endpoint management shared by the REST operations and the operator CLI, so that both apply the same URL guard,
@@ -124,27 +125,6 @@ export async function rotateSecret(
   );
   if (!row) throw notFound('webhook endpoint');
   return { ...presentEndpoint(row), secret };
-}
-
-/**
- * The secrets that sign now: the current one, and the previous one while its grace period lasts. `decrypt` opens a
- * stored secret of the row's endpoint (decryptSecretWithAny, through the attempt engine's cache); it throws
- * UndecryptableSecret.
- */
-export function signingSecrets(
-  decrypt: (stored: string) => string,
-  row: { secret_encrypted: string; previous_secret_encrypted: string | null; previous_secret_expires_at: Date | null },
-  now = Date.now(),
-): string[] {
-  const secrets = [decrypt(row.secret_encrypted)];
-  if (
-    row.previous_secret_encrypted &&
-    row.previous_secret_expires_at &&
-    row.previous_secret_expires_at.getTime() > now
-  ) {
-    secrets.push(decrypt(row.previous_secret_encrypted));
-  }
-  return secrets;
 }
 
 /** A sample event of the chosen type for this endpoint alone: a message and delivery like any other. */

@@ -1,7 +1,7 @@
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseRetryAfter, WEBHOOK_RESPONSE_BODY_BYTES } from '@platform/shared/webhooks';
-import type { AttemptOutcome } from './verdict.ts';
-import { RefusedAddressError } from './ssrf.ts';
+import type { AttemptOutcome } from './domain/verdict.ts';
+import { RefusedAddressError } from './domain/addresses.ts';
 import { endAttemptSpan, startAttemptSpan, type AttemptTrace } from './attempt-span.ts';
 import type { Span } from '@platform/shared/tracing/context';
 

@@ -24,7 +24,8 @@ import { replayRangeOperation } from './operations/replay-range.ts';
 import { rotateSecretOperation } from './operations/rotate-secret.ts';
 import { sendTestOperation } from './operations/send-test.ts';
 import { updateEndpointOperation } from './operations/update-endpoint.ts';
-import { createAddressPolicy, createGuardedAgent } from './ssrf.ts';
+import { createAddressPolicy } from './domain/addresses.ts';
+import { createGuardedAgent } from './ssrf.ts';
 import { startSweeper } from './sweeper.ts';
 import { ConfigError } from '@platform/shared/config';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
-import { deadLetterReasonOf, statusAfter, type AttemptOutcome, type Verdict } from '../verdict.ts';
+import { deadLetterReasonOf, statusAfter, type AttemptOutcome, type Verdict } from '../domain/verdict.ts';
 import type { ClaimedDelivery } from './claims.ts';
 import { ACTIVE_SQL, plannedWith } from './planner.ts';
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '@platform/shared/db';
 import type { DeliveryStatus } from '@platform/shared/schemas/webhooks';
-import type { DeadLetterReason } from '../verdict.ts';
+import type { DeadLetterReason } from '../domain/verdict.ts';
 import type { NewDelivery } from './fan-out.ts';
 
 export interface DeliveryRow {
