@@ -6,7 +6,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import postgres from 'postgres';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { createLogger, type Logger } from '@platform/shared/log';
-import { migrate } from '@platform/shared/migrate';
 import { connectNats, ensureStreams } from '@platform/shared/nats';
 import type { ServiceRuntime } from '@platform/shared/service';
 import { loadAffiliatesConfig } from '@platform/affiliates/config';
@@ -15,6 +14,7 @@ import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway, type RunningGateway } from '@platform/gateway/service';
 import { createKey, createMerchant, type Plan } from '../../scripts/admin/commands.ts';
 import { ApiClient } from './client.ts';
+import { ensureTemplateDatabase } from './template-database.ts';
 
 /** The slice of tap's Test that the helpers use, so they work with any test object. */
 export interface TestLike {
@@ -48,7 +48,8 @@ export async function createTestDatabase(
 ): Promise<{ url: string; sql: Sql }> {
   const name = `t_${randomName()}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
+  if (opts.migrated === false) await admin.unsafe(`create database "${name}"`);
+  else await copyTemplate(admin, name);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   // The test's own pool loads data in bulk and holds locks on purpose: no statement or lock timeout.
@@ -58,7 +59,6 @@ export async function createTestDatabase(
     statementTimeoutMs: 0,
     lockTimeoutMs: 0,
   });
-  if (opts.migrated !== false) await migrate(sql);
   t.teardown(
     bestEffort(`dropping database ${name}`, async () => {
       await sql.end({ timeout: 1 }).catch(() => {});
@@ -76,6 +76,28 @@ export async function createTestDatabase(
     }),
   );
   return { url: url.toString(), sql };
+}
+
+// The template database of this run: npm test builds it before tap starts; a file run alone builds it on first use.
+let template: Promise<string> | undefined;
+const templateOfRun = () => (template ??= templateFromEnv() ?? ensureTemplateDatabase(ADMIN_URL));
+const templateFromEnv = () => {
+  const name = process.env['TEST_TEMPLATE_DATABASE'];
+  return name ? Promise.resolve(name) : undefined;
+};
+
+/** A migrated database `name`: a copy of the template, rebuilt when gone (another run's migrations replaced it). */
+async function copyTemplate(admin: postgres.Sql, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const from = await templateOfRun();
+    try {
+      await admin.unsafe(`create database "${name}" template "${from}"`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '3D000' || attempt > 2) throw err;
+      template = ensureTemplateDatabase(ADMIN_URL);
+    }
+  }
 }
 
 /** A NATS prefix of its own (so subjects and streams are the file's alone) with its streams deleted at teardown. */

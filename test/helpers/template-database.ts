@@ -1,0 +1,82 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { connectDatabase } from '@platform/shared/db';
+import { migrate } from '@platform/shared/migrate';
+
+/**
+ * The migrated database that every test database is copied from (`create database … template …`): the migrations
+ * run once per schema, not once per test file. Its name carries a hash of shared/migrations, so a changed or added
+ * migration gives a new template and the old ones are dropped by whoever builds the new one. It is built under a
+ * temporary name and renamed when complete (a builder that dies leaves no half-migrated template), and it refuses
+ * connections: a copy fails while anyone is connected to its template.
+ */
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../shared/migrations/', import.meta.url));
+// Any constant works: every builder takes the same session lock on the server's admin database.
+const TEMPLATE_LOCK = 7_241_020;
+const PREFIX = 'tpl_';
+const BUILDING = 'tplbuild_';
+
+/** The template's name for the migrations now in the tree. */
+export function templateName(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
+    hash.update(`${file}\0`);
+    hash.update(readFileSync(MIGRATIONS_DIR + file));
+  }
+  return `${PREFIX}${hash.digest('hex').slice(0, 20)}`;
+}
+
+const withDatabase = (adminUrl: string, name: string) => {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+/** Builds the template for the current migrations unless it exists, and drops every other one; answers its name. */
+export async function ensureTemplateDatabase(adminUrl: string): Promise<string> {
+  const name = templateName();
+  const admin = postgres(adminUrl, { max: 2, onnotice: () => {} });
+  try {
+    const exists = async (sql: postgres.Sql) =>
+      (await sql`select 1 from pg_database where datname = ${name}`).length > 0;
+    if (await exists(admin)) return name;
+    // A session lock: `reserve` keeps the lock and its unlock on one connection (the pool's second).
+    const session = await admin.reserve();
+    try {
+      await session`select pg_advisory_lock(${TEMPLATE_LOCK})`;
+      if (await exists(session)) return name;
+      // Under the lock, any other template or half-built one is stale: no one is copying from a template that is
+      // not the current one's, except a run started before the migrations changed, which rebuilds it on a miss.
+      const stale = await session<{ datname: string }[]>`
+        select datname from pg_database
+        where left(datname, ${PREFIX.length}) = ${PREFIX} or left(datname, ${BUILDING.length}) = ${BUILDING}`;
+      for (const { datname } of stale) {
+        await session.unsafe(`alter database "${datname}" is_template false`);
+        await session.unsafe(`drop database if exists "${datname}" with (force)`);
+      }
+      const building = `${BUILDING}${randomBytes(4).toString('hex')}`;
+      await session.unsafe(`create database "${building}"`);
+      const sql = connectDatabase(withDatabase(adminUrl, building), {
+        max: 1,
+        applicationName: 'test-template',
+        statementTimeoutMs: 0,
+        lockTimeoutMs: 0,
+      });
+      try {
+        await migrate(sql);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+      await session.unsafe(`alter database "${building}" rename to "${name}"`);
+      await session.unsafe(`alter database "${name}" with is_template true allow_connections false`);
+      return name;
+    } finally {
+      await session`select pg_advisory_unlock(${TEMPLATE_LOCK})`.catch(() => {});
+      session.release();
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
