@@ -69,3 +69,16 @@ export const invalidInput = (path: string, message: string, options?: ErrorOptio
   new ApiError('INVALID_INPUT', 'The request is invalid', [{ path, message }], options);
 
 export const notFound = (what: string): ApiError => new ApiError('NOT_FOUND', `No such ${what}`);
+
+/**
+ * The one rule for a status change, on every resource that has status moves: a status that is none of the
+ * resource's is INVALID_INPUT (its schema says so); one of them that its current status may not move to is this
+ * CONFLICT, naming both and the moves there are ("A paid payout cannot move to pending; paid is final").
+ */
+export const moveRefused = (what: string, from: string, to: string, allowed: readonly string[]): ApiError =>
+  new ApiError('CONFLICT', moveRefusedMessage(what, from, to, allowed));
+
+export function moveRefusedMessage(what: string, from: string, to: string, allowed: readonly string[]): string {
+  const moves = allowed.length ? `allowed moves from ${from}: ${allowed.join(', ')}` : `${from} is final`;
+  return `${/^[aeiou]/.test(from) ? 'An' : 'A'} ${from} ${what} cannot move to ${to}; ${moves}`;
+}

@@ -204,13 +204,16 @@ t.test('PATCH: status moves of decisions §5', async (t) => {
 
   for (const from of ['approved', 'suspended'] as const) {
     const id = await affiliate(from);
-    invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' }), [
-      { path: 'status', message: `cannot move from ${from} to pending` },
-    ]);
+    const message = `A${from === 'approved' ? 'n' : ''} ${from} affiliate cannot move to pending; allowed moves from ${from}: ${from === 'approved' ? 'suspended' : 'approved'}`;
+    expectError(t, await client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' }), 409, 'CONFLICT', message);
     // A refused move changes nothing, not even the other fields of the same request.
-    invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { status: 'pending', display_name: 'Renamed' }), [
-      { path: 'status', message: `cannot move from ${from} to pending` },
-    ]);
+    expectError(
+      t,
+      await client.patch(`/api/v1/affiliates/${id}`, { status: 'pending', display_name: 'Renamed' }),
+      409,
+      'CONFLICT',
+      message,
+    );
     const stored = await client.get(`/api/v1/affiliates/${id}`);
     t.equal(stored.body.status, from, `${from} stays ${from}`);
     t.not(stored.body.display_name, 'Renamed');

@@ -87,24 +87,29 @@ t.test('list: a forged, altered or foreign cursor is INVALID_INPUT', async (t) =
   invalid(t, await m.client.get(`/api/v1/commissions?cursor=${encodeURIComponent(affiliatesCursor)}`), cursorError);
 });
 
-t.test('update: moves outside pending→approved, pending/approved→voided are refused', async (t) => {
-  invalid(t, await m.client.patch(`/api/v1/commissions/${voidedId}`, { status: 'approved' }), [
-    { path: 'status', message: 'cannot move from voided to approved' },
-  ]);
-  invalid(t, await m.client.patch(`/api/v1/commissions/${paidId}`, { status: 'voided' }), [
-    { path: 'status', message: 'cannot move from paid to voided' },
-  ]);
-  invalid(t, await m.client.patch(`/api/v1/commissions/${paidId}`, { status: 'approved' }), [
-    { path: 'status', message: 'cannot move from paid to approved' },
-  ]);
+t.test('update: moves outside pending→approved, pending/approved→voided are 409 CONFLICT', async (t) => {
+  const refused = async (id: string | undefined, status: string, message: string) =>
+    expectError(t, await m.client.patch(`/api/v1/commissions/${id}`, { status }), 409, 'CONFLICT', message);
+  await refused(voidedId, 'approved', 'A voided commission cannot move to approved; voided is final');
+  await refused(paidId, 'voided', 'A paid commission cannot move to voided; paid is final');
+  await refused(paidId, 'approved', 'A paid commission cannot move to approved; paid is final');
+  await refused(paidId, 'pending', 'A paid commission cannot move to pending; paid is final');
+  // approved → paid belongs to payouts: a status of commissions, not a move a merchant makes by hand.
+  await refused(
+    pendingId,
+    'paid',
+    'A pending commission cannot move to paid; allowed moves from pending: approved, voided',
+  );
   const unchanged = await m.client.get(`/api/v1/commissions/${paidId}`);
   t.equal(unchanged.body.status, 'paid');
+  t.equal((await m.client.get(`/api/v1/commissions/${pendingId}`)).body.status, 'pending');
 });
 
 t.test('update: invalid bodies are INVALID_INPUT', async (t) => {
   const path = `/api/v1/commissions/${pendingId}`;
-  invalid(t, await m.client.patch(path, { status: 'paid' }), [
-    { path: 'status', message: 'must be one of: "approved", "voided"' },
+  // A status that is none of a commission's is the body's fault, whatever the commission's own status.
+  invalid(t, await m.client.patch(path, { status: 'settled' }), [
+    { path: 'status', message: 'must be one of: "pending", "approved", "paid", "voided"' },
   ]);
   invalid(t, await m.client.patch(path, {}), [{ path: 'status', message: 'is required' }]);
   invalid(t, await m.client.patch(path, { status: 'approved', void_reason: 'because' }), [

@@ -26,6 +26,14 @@ t.test('a wrong move is 409 CONFLICT naming the moves there are', async (t) => {
     'CONFLICT',
     'A pending payout cannot move to failed; allowed moves from pending: sent, canceled',
   );
+  // sending is the platform's own step (status sent with method platform), never asked for by hand.
+  expectError(
+    t,
+    await m.client.patch(path, { status: 'sending' }),
+    409,
+    'CONFLICT',
+    'A pending payout cannot move to sending; allowed moves from pending: sent, canceled',
+  );
   t.equal((await m.client.patch(path, { status: 'sent' })).status, 200);
   expectError(
     t,
@@ -42,8 +50,29 @@ t.test('a wrong move is 409 CONFLICT naming the moves there are', async (t) => {
     'CONFLICT',
     'A paid payout cannot move to failed; paid is final',
   );
+  // Every status of a payout is a move the body may ask for: back to pending, or into sending (the platform's).
+  expectError(
+    t,
+    await m.client.patch(path, { status: 'pending' }),
+    409,
+    'CONFLICT',
+    'A paid payout cannot move to pending; paid is final',
+  );
+  expectError(
+    t,
+    await m.client.patch(path, { status: 'sending' }),
+    409,
+    'CONFLICT',
+    'A paid payout cannot move to sending; paid is final',
+  );
   const after = await m.client.get(path);
   t.equal(after.body.status, 'paid', 'a refused move changes nothing');
+});
+
+t.test("a status that is none of a payout's is 400 INVALID_INPUT, whatever the payout's own", async (t) => {
+  expectInvalid(t, await m.client.patch(path, { status: 'settled' }), [
+    { path: 'status', message: 'must be one of: "pending", "sending", "sent", "paid", "failed", "canceled"' },
+  ]);
 });
 
 t.test('move fields: each with its own move, failure_reason required with failed', async (t) => {

@@ -15,7 +15,7 @@ const ERROR_RESPONSES: Record<string, string> = {
   '403': 'FORBIDDEN: the key lacks the scope',
   '404': 'NOT_FOUND: no such resource for this merchant',
   '409':
-    'CONFLICT: a duplicate, a reused identifier with a different body, or an Idempotency-Key reused with another request or whose first request is still running',
+    "CONFLICT: a duplicate, a reused identifier with a different body, a status the resource's current status may not move to (the message names both), or an Idempotency-Key reused with another request or whose first request is still running",
   '413': 'INVALID_INPUT: the body exceeds 1 MiB',
   '415': 'INVALID_INPUT: the body is not JSON',
   '429': 'RATE_LIMITED: the key exceeded rate_limit_per_min; see Retry-After',

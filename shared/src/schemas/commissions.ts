@@ -113,10 +113,14 @@ export const CommissionIdParams = Type.Object(
 
 export const UpdateCommissionBody = Type.Object(
   {
-    status: Type.Union([Type.Literal('approved'), Type.Literal('voided')], {
-      description: 'approve a pending commission, or void a pending or approved one',
-      examples: ['voided'],
-    }),
+    status: Type.Union(
+      COMMISSION_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description:
+          'approve a pending commission, or void a pending or approved one; any other move is 409 CONFLICT (approved → paid belongs to payouts)',
+        examples: ['voided'],
+      },
+    ),
     void_reason: Type.Optional(
       Type.String({
         minLength: 1,

@@ -161,10 +161,14 @@ export const ListPayoutCommissionsQuery = Type.Object(
 
 export const UpdatePayoutBody = Type.Object(
   {
-    status: Type.Union([Type.Literal('sent'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('canceled')], {
-      description: 'the move: pending → sent or canceled, sent → paid or failed',
-      examples: ['sent'],
-    }),
+    status: Type.Union(
+      PAYOUT_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description:
+          "the move: pending → sent or canceled, sent → paid or failed; any other move is 409 CONFLICT (sending is the platform's)",
+        examples: ['sent'],
+      },
+    ),
     method: Type.Optional(Method),
     reference: Type.Optional(
       Type.String({

@@ -1,5 +1,5 @@
 import { api } from '@platform/shared/api';
-import { invalidInput, notFound } from '@platform/shared/errors';
+import { invalidInput, moveRefused, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
@@ -23,7 +23,7 @@ export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
       if (!current) throw notFound('affiliate');
       const moving = body.status !== undefined && body.status !== current.status;
       if (moving && !MOVES[current.status].includes(body.status!)) {
-        throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
+        throw moveRefused('affiliate', current.status, body.status!, MOVES[current.status]);
       }
       if (
         body.tier_id !== undefined &&

@@ -1,5 +1,5 @@
 import { api } from '@platform/shared/api';
-import { invalidInput, notFound } from '@platform/shared/errors';
+import { invalidInput, moveRefused, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { defineOperation } from '@platform/shared/operation';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
@@ -32,7 +32,7 @@ export const updateCommissionOperation = (deps: CommissionsDeps) =>
       if (current.status === body.status) return { commission: current, changed: false };
       if (body.status === 'voided' && current.void_requested_at) return { commission: current, changed: false };
       if (!MOVES[current.status].includes(body.status)) {
-        throw invalidInput('status', `cannot move from ${current.status} to ${body.status}`);
+        throw moveRefused('commission', current.status, body.status, MOVES[current.status]);
       }
       const at = deps.now();
       let after: CommissionRow;
