@@ -1,34 +1,27 @@
 import { builtinModules } from 'node:module';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build, type Metafile } from 'esbuild';
 import { buildDashboard } from '../services/dashboard/build.ts';
+import { PLATFORM_SERVICES } from './services.ts';
 
 /**
- * The bundles a container runs: each service's main.ts with its workspace code in <out>/<service>/main.js, run with
- * plain `node` (no TypeScript loader in the process: less memory, faster start), and likewise the operator's two
- * commands, <out>/migrate/main.js (`npm run migrate`) and <out>/admin/main.js (`npm run admin`). npm packages stay
- * external and come from node_modules; the ones the bundles import are listed in <out>/packages.json, which
- * scripts/image-layout.ts reads to copy exactly those into the image. Migrations are copied to <out>/migrations,
- * where the bundled migrator looks for them (`../migrations/` from <out>/<name>/). The merchant dashboard's static
- * assets (services/dashboard, a Vite build) go to <out>/dashboard, where the gateway's bundle serves them from.
+ * The bundles a container runs: each service's main.ts (the services of scripts/services.ts) with its workspace
+ * code in <out>/<service>/main.js, run with plain `node` (no TypeScript loader in the process: less memory, faster
+ * start), and likewise the operator's two commands, <out>/migrate/main.js (`npm run migrate`) and
+ * <out>/admin/main.js (`npm run admin`). npm packages stay external and come from node_modules; the ones the
+ * bundles import are listed in <out>/packages.json, which scripts/image-layout.ts reads to copy exactly those into
+ * the image. Migrations are copied to <out>/migrations, where the bundled migrator looks for them
+ * (`../migrations/` from <out>/<name>/). The merchant dashboard's static assets (services/dashboard, a Vite build)
+ * go to <out>/dashboard, where the gateway's bundle serves them from.
  */
 const ROOT = new URL('..', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { dependencies: Record<string, string> };
 const external = Object.keys(pkg.dependencies).flatMap((name) => [name, `${name}/*`]);
 
-/** The services: every folder of services/ with a src/main.ts. */
-export const SERVICES = readdirSync(`${ROOT}services`).filter((name) => {
-  try {
-    return readdirSync(`${ROOT}services/${name}/src`).includes('main.ts');
-  } catch {
-    return false;
-  }
-});
-
 /** Bundles every service and the two operator commands into `out` (emptied first); answers what it wrote. */
 export async function buildBundles(out: string): Promise<{ entries: string[]; packages: string[] }> {
   const entries: Record<string, string> = {
-    ...Object.fromEntries(SERVICES.map((service) => [service, `${ROOT}services/${service}/src/main.ts`])),
+    ...Object.fromEntries(PLATFORM_SERVICES.map((service) => [service.name, `${ROOT}${service.entry}`])),
     migrate: `${ROOT}scripts/migrate.ts`,
     admin: `${ROOT}scripts/admin.ts`,
   };

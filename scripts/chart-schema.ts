@@ -1,28 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { CommonEnv } from '@platform/shared/config';
-import { AffiliatesEnv } from '@platform/affiliates/config';
-import { CommissionsEnv } from '@platform/commissions/config';
-import { DispatcherEnv } from '@platform/dispatcher/config';
-import { EventsEnv } from '@platform/events/config';
 import { GatewayEnv } from '@platform/gateway/config';
-import { PaymentsEnv } from '@platform/payments/config';
-import { SERVICES } from './bundle.ts';
+import { PLATFORM_SERVICES, type PlatformService } from './services.ts';
 
 /**
  * The Helm chart's values.schema.json, made from the services' own configuration schemas so that an environment
  * variable the chart passes is one its service reads, with the type and range the service checks at start: a typo
  * or a wrong value fails `helm install`, not a pod. `npm run chart:schema` writes it; a test checks that the
- * committed file is this one.
+ * committed file is this one. The services are those of scripts/services.ts, each with its own schema.
  */
-export const SERVICE_ENV: Record<string, TObject> = {
-  gateway: GatewayEnv,
-  affiliates: AffiliatesEnv,
-  events: EventsEnv,
-  commissions: CommissionsEnv,
-  dispatcher: DispatcherEnv,
-  payments: PaymentsEnv,
-};
 /** Variables the chart sets itself: from the Secret, from the NATS values, from the ports. */
 export const CHART_MANAGED_ENV = [
   'DATABASE_URL',
@@ -46,7 +33,7 @@ const Resources = closed({
 const Replicas = Type.Integer({ minimum: 1, maximum: 1000 });
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 
-function serviceSchema(name: string, env: TObject) {
+function serviceSchema({ name, env }: PlatformService) {
   const own = without(env.properties, [...Object.keys(CommonEnv), ...CHART_MANAGED_ENV]);
   return closed(
     {
@@ -76,8 +63,6 @@ function serviceSchema(name: string, env: TObject) {
 }
 
 function chartValuesSchema(): TObject {
-  const missing = SERVICES.filter((service) => !SERVICE_ENV[service]);
-  if (missing.length) throw new Error(`chart-schema: no configuration schema for ${missing.join(', ')}`);
   const commonEnv = without(CommonEnv, CHART_MANAGED_ENV);
   return closed({
     image: closed({
@@ -139,8 +124,13 @@ function chartValuesSchema(): TObject {
       ]),
     }),
     global: Type.Optional(Type.Object({}, { description: 'values Helm shares with the NATS chart' })),
+    // By name, so that the file does not change with the order the services start in.
     services: closed(
-      Object.fromEntries(SERVICES.map((service) => [service, serviceSchema(service, SERVICE_ENV[service]!)])),
+      Object.fromEntries(
+        [...PLATFORM_SERVICES]
+          .sort((a, b) => a.name.localeCompare(b.name))
+          .map((service) => [service.name, serviceSchema(service)]),
+      ),
     ),
     topologySpread: closed({ enabled: Type.Boolean() }),
     commonLabels: map(Type.String(), 'labels'),

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { connectDatabase } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
 import { ensureDashboardBuilt } from '../services/dashboard/build.ts';
 import { databaseProblem, ensureDatabase, ensureInfra, portInUse } from './infra.ts';
 import { serviceNodeArgs } from './runtime.ts';
+import { PLATFORM_SERVICES } from './services.ts';
 
 /**
  * `npm start`: the whole platform on one machine for development. Postgres and NATS are found or started
@@ -13,16 +13,6 @@ import { serviceNodeArgs } from './runtime.ts';
  */
 const ROOT = new URL('..', import.meta.url).pathname;
 const say = (line: string) => process.stderr.write(`start: ${line}\n`);
-
-/** Each service and its ops port (health, readiness, metrics). The gateway's public port is PORT (8080). */
-const SERVICES: { name: string; opsPort: number }[] = [
-  { name: 'affiliates', opsPort: 9101 },
-  { name: 'events', opsPort: 9102 },
-  { name: 'commissions', opsPort: 9103 },
-  { name: 'dispatcher', opsPort: 9104 },
-  { name: 'payments', opsPort: 9105 },
-  { name: 'gateway', opsPort: 9100 },
-].filter((s) => existsSync(`${ROOT}services/${s.name}/src/main.ts`));
 
 say(`node ${process.version}`);
 // The gateway serves the dashboard's build; `npm ci` made it, this remakes it after a change to its sources.
@@ -33,13 +23,12 @@ function refuse(line: string): never {
   say(line);
   process.exit(1);
 }
-const ports = [
-  { variable: 'PORT', port: Number(process.env['PORT'] ?? 8080) },
-  ...SERVICES.map((s) => {
-    const variable = `${s.name.toUpperCase()}_OPS_PORT`;
-    return { variable, port: Number(process.env[variable] ?? s.opsPort) };
-  }),
-];
+/** A service's ops port is <NAME>_OPS_PORT or its default; the gateway's public port is PORT or its default. */
+const opsPortVariable = (name: string) => `${name.toUpperCase()}_OPS_PORT`;
+const ports = PLATFORM_SERVICES.flatMap((s) => [
+  ...(s.httpPort === null ? [] : [{ variable: 'PORT', port: Number(process.env['PORT'] ?? s.httpPort) }]),
+  { variable: opsPortVariable(s.name), port: Number(process.env[opsPortVariable(s.name)] ?? s.opsPort) },
+]);
 for (const { variable, port } of ports) {
   if (await portInUse(port))
     refuse(`port ${port} (${variable}) is in use: stop what listens there, or run with ${variable}=<another port>`);
@@ -72,12 +61,12 @@ const env = {
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
-for (const service of SERVICES) {
+for (const service of PLATFORM_SERVICES) {
   const child = spawn(
     process.execPath,
-    [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}services/${service.name}/src/main.ts`],
+    [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}${service.entry}`],
     {
-      env: { ...env, OPS_PORT: process.env[`${service.name.toUpperCase()}_OPS_PORT`] ?? String(service.opsPort) },
+      env: { ...env, OPS_PORT: process.env[opsPortVariable(service.name)] ?? String(service.opsPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -103,7 +92,8 @@ for (const service of SERVICES) {
     }
   });
 }
-say(`gateway: http://localhost:${process.env['PORT'] ?? 8080} (Ctrl-C stops everything)`);
+for (const { name, httpPort } of PLATFORM_SERVICES)
+  if (httpPort !== null) say(`${name}: http://localhost:${process.env['PORT'] ?? httpPort} (Ctrl-C stops everything)`);
 
 let exitCode = 0;
 async function stop(code: number) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { freePort } from '../../scripts/infra.ts';
 import { layOutImage } from '../../scripts/image-layout.ts';
-import { SERVICES } from '../../scripts/bundle.ts';
+import { SERVICES } from '../../scripts/services.ts';
 import { CHART, renderChart, type K8sObject } from '../helpers/helm.ts';
 import { createTestDatabase, createTestNats, NATS_URL, sleep } from '../helpers/platform.ts';
 

@@ -1,7 +1,6 @@
 import { basename } from 'node:path';
 import t from 'tap';
-import { SERVICES } from '../../scripts/bundle.ts';
-import { SERVICE_ENV } from '../../scripts/chart-schema.ts';
+import { PLATFORM_SERVICES, SERVICES } from '../../scripts/services.ts';
 import { serviceNodeArgs } from '../../scripts/runtime.ts';
 import {
   CHART,
@@ -102,7 +101,7 @@ for (const file of ciValuesFiles()) {
           ['node', ...serviceNodeArgs(service), `dist/${service}/main.js`],
           `${service}: its bundle with the flags of scripts/runtime.ts`,
         );
-        const known = Object.keys(SERVICE_ENV[service]!.properties);
+        const known = Object.keys(PLATFORM_SERVICES.find((s) => s.name === service)!.env.properties);
         for (const name of env.keys())
           t.ok(known.includes(name), `${service}: ${name} is a variable its config schema reads`);
         for (const name of ['DATABASE_URL', 'ENCRYPTION_KEY'])

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { SERVICES } from '../../scripts/bundle.ts';
+import { SERVICES } from '../../scripts/services.ts';
 import { layOutImage } from '../../scripts/image-layout.ts';
 import { ROOT } from '../helpers/platform.ts';
 
