@@ -9,7 +9,7 @@ import { startNatsServer } from '../helpers/nats-server.ts';
 // While it is down the API answers 503 UNAVAILABLE with Retry-After; afterwards every event gets exactly one level-0
 // commission and every commission.created webhook arrives. On the empty store what the lost streams held comes back
 // through the reconcilers; their horizon is shortened here (CONVERSION_RECONCILE_AFTER_MS 5 s instead of 60 s, and
-// the dispatcher's test settings), which is what the README's 70 s becomes with these settings.
+// the dispatcher's test settings), which is what docs/ARCHITECTURE.md's 70 s becomes with these settings.
 t.setTimeout(170_000);
 
 const nats = await startNatsServer(t);

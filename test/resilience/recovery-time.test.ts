@@ -4,8 +4,8 @@ import { outboxIds, postEvents, startFullStack } from '../helpers/full-stack.ts'
 import { eventually } from '../helpers/platform.ts';
 import { startNatsServer } from '../helpers/nats-server.ts';
 
-// The README's recovery time for what no stream holds ("Recovery when JetStream loses streams or consumers"): anything
-// a lost stream held, or that no stream took, is processed from the outbox by the reconcilers within
+// docs/ARCHITECTURE.md's recovery time for what no stream holds ("Recovery when JetStream loses streams or
+// consumers"): anything a lost stream held, or that no stream took, is processed from the outbox by the reconcilers within
 // CONVERSION_RECONCILE_AFTER_MS / WEBHOOK_RECONCILE_AFTER_MS plus one pass, a pass running every half of it and at
 // least every 10 s: 60 s + 10 s = 70 s with the defaults. The defaults would make this file take minutes, so both
 // horizons are shortened here to 4 s, and the bound becomes 4 s + 2 s; the same code computes both.

@@ -17,8 +17,8 @@ import { startNatsServer } from '../helpers/nats-server.ts';
 
 // JetStream can lose its streams or consumers under running services (a NATS restart on lost storage, a rebuilt
 // cluster, an operator's delete). Every service recreates them (the topology check, and at once when a publish or
-// a pull finds one gone), with no restart, and work written afterwards flows within the recovery time the README
-// states for it: 10 s by default.
+// a pull finds one gone), with no restart, and work written afterwards flows within the recovery time
+// docs/ARCHITECTURE.md states for it: 10 s by default.
 t.setTimeout(150_000);
 const RECOVERY_MS = 10_000;
 

@@ -5,8 +5,8 @@ import { outboxIds, postEvents, startFullStack } from '../helpers/full-stack.ts'
 import { eventually } from '../helpers/platform.ts';
 import { startNatsServer } from '../helpers/nats-server.ts';
 
-// The README's third recovery bound: deliveries that are due are attempted by the sweeper's next pass, every second,
-// even while no hint can be published (the sweeper leases them itself). The sweeper runs at its default interval here
+// docs/ARCHITECTURE.md's third recovery bound: deliveries that are due are attempted by the sweeper's next pass,
+// every second, even while no hint can be published (the sweeper leases them itself). The sweeper runs at its default interval here
 // (WEBHOOK_SWEEP_INTERVAL_MS 1000; the webhook tests' settings shorten it to 100 ms). The WEBHOOK_ATTEMPTS stream is
 // replaced by one of the same name that takes another subject: the topology check finds the stream there, so nothing
 // recreates it, and every hint is refused for as long as the test wants. The receiver fails each webhook's first
