@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
 import type { Topology } from '@platform/shared/topology';
+import { createBatcher, type BatchShape } from '@platform/shared/batcher';
 import type { Sql } from '@platform/shared/db';
 import { decryptSecretWithAny, secretPlace, UndecryptableSecret } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
@@ -62,10 +63,12 @@ export interface ConsumerWorkerOptions {
   claim: ClaimSettings;
 }
 
-/** Attempts recorded per transaction at most; more wait for the next one. */
-const RECORD_BATCH = 500;
-/** Recording transactions in flight at once: a new batch does not wait for a slow one to commit. */
-const RECORDERS = 2;
+/**
+ * The recorder's batches: a bounded number of attempts per transaction (more wait for the next one), and two
+ * transactions in flight (a new batch does not wait for a slow one to commit). A batch starts as soon as a recorder
+ * is free: an attempt's slot stays taken until its outcome commits, so waiting would only idle it.
+ */
+const RECORDING: BatchShape = { slots: 2, largestBatch: 500, leastIntervalMs: null };
 /** Decrypted endpoint secrets kept (by endpoint and encrypted form: a rotation is a new entry, never a stale one). */
 const SECRET_CACHE_SIZE = 10_000;
 
@@ -76,11 +79,11 @@ const SECRET_CACHE_SIZE = 10_000;
  * a replay or a test event hinted), and the recorder itself. A slot is held from the claim until the outcome is
  * committed (the lease is released in that commit), so a replica never holds more leases than it has slots.
  *
- * Outcomes are recorded in batches: whatever finished while the previous recording transaction ran goes into the
- * next one (at most RECORDERS at once, so one slow commit does not hold the others up). In the same transaction
- * the slots it frees go on with due deliveries of the endpoints that just succeeded, and of endpoints this replica
- * created deliveries for but had no room for then ("wanting"): a healthy endpoint's backlog drains at its
- * concurrency without hints. After a failure an endpoint is not refilled: the sweeper hints it when due.
+ * Outcomes are recorded in batches (shared/src/batcher.ts): whatever finished while the previous recording
+ * transaction ran goes into the next one (two at once, so one slow commit does not hold the other up). In the same
+ * transaction the slots it frees go on with due deliveries of the endpoints that just succeeded, and of endpoints
+ * this replica created deliveries for but had no room for then ("wanting"): a healthy endpoint's backlog drains at
+ * its concurrency without hints. After a failure an endpoint is not refilled: the sweeper hints it when due.
  */
 export interface AttemptEngine extends Worker {
   /** Reserves up to `max` free slots for a claim about to run; returns how many. */
@@ -116,10 +119,10 @@ export function startAttemptEngine(opts: {
   const secrets = new Map<string, string>();
   let busy = 0; // slots reserved, attempting, or waiting for their outcome to be recorded
   let stopping = false;
-  const finished: AttemptRecord[] = [];
   const wanting = new Set<string>();
-  const flushes = new Set<Promise<void>>();
   const attempts = new Set<Promise<void>>();
+  /** Recording batches running (the batcher's own count still holds one that is finishing). */
+  let recording = 0;
   let freedWaiters: (() => void)[] = [];
 
   const free = () => Math.max(0, settings.concurrency - busy);
@@ -130,7 +133,7 @@ export function startAttemptEngine(opts: {
       freedWaiters = [];
       for (const w of waiters) w();
     }
-    kick();
+    refillIdle();
   };
 
   const secret = (d: ClaimedDelivery, encrypted: string): string => {
@@ -197,13 +200,12 @@ export function startAttemptEngine(opts: {
     const verdict = judgeAttempt(outcome, d.attempt_count + 1, WEBHOOK_MAX_ATTEMPTS, (n, retryAfter) =>
       nextAttemptDelayMs(n, settings.backoffScale, retryAfter),
     );
-    finished.push({
+    recorder.add({
       delivery: { id: d.id, endpoint_id: d.endpoint_id },
       outcome,
       verdict,
       attemptsMade: d.attempt_count + 1,
     });
-    kick();
   };
 
   /** What a batch did to each endpoint, in the order the attempts finished. */
@@ -260,8 +262,9 @@ export function startAttemptEngine(opts: {
     return claimed;
   };
 
-  const flush = async (): Promise<void> => {
-    const batch = finished.splice(0, RECORD_BATCH);
+  /** Records a batch of outcomes (null: none, a refill alone) and starts the attempts its refill claimed. */
+  const flush = async (items: (AttemptRecord | null)[]): Promise<void> => {
+    const batch = items.filter((item) => item !== null);
     // Free slots for the refill beyond the batch's own, at most what the endpoints to refill could take: the rest
     // stay free for the fan-out and the hints meanwhile.
     const endpoints = new Set([...wanting, ...batch.map((r) => r.delivery.endpoint_id)]);
@@ -314,19 +317,26 @@ export function startAttemptEngine(opts: {
     notify();
   };
 
-  /** Starts recording transactions while there is something to record, or slots and wanted endpoints to refill. */
-  function kick(): void {
-    while (flushes.size < RECORDERS) {
-      const pull = finished.length === 0 && flushes.size === 0 && wanting.size > 0 && free() > 0 && !stopping;
-      if (finished.length === 0 && !pull) return;
-      const work: Promise<void> = flush()
-        .catch((err) => log.error('webhook recorder failed', { err }))
-        .finally(() => {
-          flushes.delete(work);
-          kick();
-        });
-      flushes.add(work);
-    }
+  const recorder = createBatcher<AttemptRecord | null>(
+    RECORDING,
+    async (items) => {
+      recording++;
+      try {
+        await flush(items);
+      } finally {
+        recording--;
+        refillIdle();
+      }
+    },
+    (err) => log.error('webhook recorder failed', { err }),
+  );
+
+  /**
+   * With nothing to record and no recording under way, free slots still go to the endpoints that want them: a batch
+   * of no outcomes (null), a refill alone. A recording under way refills them when it ends.
+   */
+  function refillIdle(): void {
+    if (recording === 0 && recorder.waiting === 0 && wanting.size > 0 && free() > 0 && !stopping) recorder.add(null);
   }
 
   return {
@@ -341,7 +351,7 @@ export function startAttemptEngine(opts: {
     },
     want(endpointIds) {
       for (const id of endpointIds) wanting.add(id);
-      kick();
+      refillIdle();
     },
     slotFreed() {
       if (stopping || free() > 0) return Promise.resolve();
@@ -352,10 +362,9 @@ export function startAttemptEngine(opts: {
       stopping = true;
       notify();
       // In-flight attempts finish and are recorded (their leases released); nothing new is claimed.
-      while (attempts.size > 0 || flushes.size > 0 || finished.length > 0) {
-        kick();
-        await Promise.all([...attempts, ...flushes]);
-      }
+      while (attempts.size > 0 || recorder.waiting > 0 || recorder.inProgress > 0)
+        await Promise.all([...attempts, recorder.oneEnded()]);
+      await recorder.stop();
     },
   };
 }
