@@ -18,11 +18,21 @@ export function parseRawAnswer(raw: string): RawAnswer {
 
 /**
  * Sends `request` as it is (what no HTTP client would send) and reads until the server closes the connection.
- * Rejects after 10 s: every answer here comes at once.
+ * Rejects after 10 s: every answer here comes at once. With `piece`, sends it that many bytes at a time, a
+ * millisecond apart, as a client on a real network would: still sending when the server answers.
  */
-export function sendRaw(port: number, request: string | Buffer): Promise<RawAnswer> {
+export function sendRaw(port: number, request: string | Buffer, piece?: number): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    const bytes = typeof request === 'string' ? Buffer.from(request) : request;
+    let sent = 0;
+    const sendNext = (): void => {
+      if (socket.destroyed || sent >= bytes.length) return;
+      const end = piece === undefined ? bytes.length : sent + piece;
+      socket.write(bytes.subarray(sent, end));
+      sent = end;
+      setTimeout(sendNext, 1);
+    };
+    const socket = connect(port, '127.0.0.1', sendNext);
     let received = '';
     socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
     socket.on('error', () => {});

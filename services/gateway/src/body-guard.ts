@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { ErrorDetail } from '@platform/shared/errors';
 
 /** No payload of the API nests this deep; deeper bodies are refused before anything recurses over them. */
@@ -64,4 +65,31 @@ export function drainBody(req: IncomingMessage, done: () => void): void {
   req.once('close', () => finish(req.readableEnded));
   req.once('error', () => finish(false));
   req.resume();
+}
+
+/** The bounds of a lingering close, as nginx's lingering_time and lingering_timeout, and what a body may be. */
+const LINGER_MS = 5_000;
+const LINGER_QUIET_MS = 1_000;
+const LINGER_MAX_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Closes a connection whose request was refused before it was read whole, once the answer is written: half-closes it
+ * (the answer, then FIN) and reads and discards what the client still sends until it closes its side, then destroys
+ * it. Destroying it at once would leave the client's bytes unread, and the kernel answers those with a reset that can
+ * overtake the answer: the client sees the connection reset instead of its 414 (nginx's lingering close). Bounded: a
+ * client that goes quiet for a second, keeps sending past 2 MiB or for 5 s is cut off.
+ */
+export function lingeringClose(socket: Socket): void {
+  let discarded = 0;
+  const cut = () => socket.destroy();
+  const deadline = setTimeout(cut, LINGER_MS);
+  socket.once('close', () => clearTimeout(deadline));
+  socket.setTimeout(LINGER_QUIET_MS, cut);
+  socket.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_MAX_BYTES) cut();
+  });
+  socket.once('end', cut);
+  socket.end();
+  socket.resume();
 }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Response } from 'express';
 import { newId } from '@platform/shared/ids';
 import type { ErrorCode, ErrorDetail } from '@platform/shared/errors';
+import { lingeringClose } from './body-guard.ts';
 
 /** The only place error codes become HTTP statuses. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -45,14 +46,20 @@ export function sendServiceError(
   sendError(res, code, error.message, error.details ? { details: error.details } : {});
 }
 
+/** Connections answered here and closing: the parser reports the same error again for the bytes read meanwhile. */
+const refusedConnections = new WeakSet<Socket>();
+
 /**
  * A connection whose request Node's parser gave up on, answered with the error envelope like any other refusal: too
  * slow (headersTimeout, requestTimeout: 408), a request line or headers over Node's limit (414 when the request line
  * itself did not end within it, else 431), or malformed (a NUL in a header, Transfer-Encoding with Content-Length,
- * not HTTP: 400). Answered only when nothing has been written on the connection yet, then closed.
+ * not HTTP: 400). Answered only when nothing has been written on the connection yet, then closed once the client has
+ * stopped sending (lingeringClose), so that the answer arrives whole.
  */
 export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+  if (refusedConnections.has(socket)) return;
   if (socket.writable && socket.bytesWritten === 0 && err.code !== 'ECONNRESET') {
+    refusedConnections.add(socket);
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
       socket.write(rawErrorAnswer(408, 'Request Timeout', 'The request was not received in time'));
     else if (err.code === 'HPE_HEADER_OVERFLOW' && requestLineOverflowed(err.rawPacket)) {
@@ -60,6 +67,7 @@ export function answerClientError(err: Error & { code?: string; rawPacket?: Buff
     } else if (err.code === 'HPE_HEADER_OVERFLOW')
       socket.write(rawErrorAnswer(431, 'Request Header Fields Too Large', 'The request headers are too large'));
     else socket.write(rawErrorAnswer(400, 'Bad Request', 'The request is not valid HTTP'));
+    return lingeringClose(socket);
   }
   socket.destroy();
 }
