@@ -1,62 +1,46 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Sql } from '@platform/shared/db';
+import { ApiError } from '@platform/shared/errors';
 import { isId, newId } from '@platform/shared/ids';
-import { CommissionRule, MerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
+import { CommissionRule } from '@platform/shared/schemas/merchant-settings';
+import {
+  SETTING_KEYS,
+  updateMerchantSettings,
+  type SettingKey,
+  type SettingsChange,
+} from '@platform/shared/settings-writer';
 import { UsageError } from './commands.ts';
 
 /**
  * Operator commands for a merchant's affiliate programme: its settings (merchants.settings) and its tiers.
- * Everything is validated here against the same schemas the services read with, so a value the services would
- * ignore (falling back to the default) is refused instead of stored.
+ * Everything is validated against the same schemas the services read with, so a value the services would ignore
+ * (falling back to the default) is refused instead of stored.
  */
-
-type SettingKey = keyof typeof MerchantSettings.properties;
-const SETTING_KEYS = Object.keys(MerchantSettings.properties) as SettingKey[];
 
 /**
  * `--set key=value`, repeatable. The value is JSON when it parses as JSON (numbers, arrays, objects, null), else
  * the text itself (`currency=EUR`). `commission_rules.<event_type>=<rule>` sets one rule, `=null` removes it.
- * Prints the merchant's settings in effect afterwards (defaults filled in).
+ * Prints the merchant's settings in effect afterwards (defaults filled in). The writing is the dashboard's too
+ * (shared/src/settings-writer.ts); its refusals are usage errors here.
  */
 export async function setMerchantSettings(sql: Sql, merchantId: string, assignments: string[]) {
   if (assignments.length === 0)
     throw new UsageError(`give at least one --set key=value (keys: ${SETTING_KEYS.join(', ')})`);
   const changes = assignments.map(parseAssignment);
-  if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
-  return sql.begin(async (tx) => {
-    const [row] = await tx<
-      { settings: Record<string, unknown> }[]
-    >`select settings from merchants where id = ${merchantId} for update`;
-    if (!row) throw new UsageError(`no merchant ${merchantId}`);
-    const stored: Record<string, unknown> = { ...row.settings };
-    for (const change of changes) {
-      if (change.kind === 'field') {
-        stored[change.key] = change.value;
-      } else {
-        const rules = { ...((stored['commission_rules'] as Record<string, unknown> | undefined) ?? {}) };
-        if (change.rule === null) delete rules[change.eventType];
-        else rules[change.eventType] = change.rule;
-        stored['commission_rules'] = rules;
-      }
-    }
-    for (const key of new Set(changes.map((c) => (c.kind === 'field' ? c.key : 'commission_rules')))) {
-      const schema = MerchantSettings.properties[key];
-      if (!Value.Check(schema, stored[key])) {
-        const first = Value.Errors(schema, stored[key]).First();
-        throw new UsageError(
-          `${key}: ${first ? `${first.path ? `${first.path} ` : ''}${first.message}` : 'is invalid'}`,
-        );
-      }
-    }
-    await tx`update merchants set settings = ${tx.json(stored as never)}, updated_at = date_trunc('milliseconds', now()) where id = ${merchantId}`;
-    return { id: merchantId, settings: withDefaults(stored) };
-  });
+  try {
+    return { id: merchantId, settings: await updateMerchantSettings(sql, merchantId, changes) };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const detail = err.details?.[0];
+    const refused = new UsageError(
+      err.code === 'NOT_FOUND' ? `no merchant ${String(merchantId)}` : `${detail?.path}: ${detail?.message}`,
+    );
+    refused.cause = err;
+    throw refused;
+  }
 }
 
-type Assignment =
-  { kind: 'field'; key: SettingKey; value: unknown } | { kind: 'rule'; eventType: string; rule: CommissionRule | null };
-
-function parseAssignment(text: string): Assignment {
+function parseAssignment(text: string): SettingsChange {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new UsageError(`--set expects key=value, got ${JSON.stringify(text)}`);
   const key = text.slice(0, eq);

@@ -4,9 +4,7 @@ import { fileURLToPath } from 'node:url';
 import preact from '@preact/preset-vite';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { build } from 'vite';
-import { buildDashboardOpenApi } from '@platform/gateway/dashboard/openapi';
-import { dashboardRoutes } from '@platform/gateway/dashboard/router';
-import { buildOpenApi } from '@platform/gateway/openapi';
+import { apiV1Document, dashboardDocument } from '@platform/gateway/openapi/documents';
 import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 
 /**
@@ -23,10 +21,10 @@ const HEADER =
 
 export async function generateClient(): Promise<void> {
   mkdirSync(GENERATED, { recursive: true });
-  // The routes are only described here, never run: no database is needed for their document.
+  // Made from the surfaces' route specs alone: no database is needed for their documents.
   const documents = {
-    'public-api': buildOpenApi(),
-    'dashboard-api': buildDashboardOpenApi(dashboardRoutes(null as never, null)),
+    'public-api': apiV1Document(),
+    'dashboard-api': dashboardDocument(),
   };
   for (const [name, doc] of Object.entries(documents)) {
     const ast = await openapiTS(doc as never);

@@ -5,10 +5,10 @@ import { NoInput } from '@platform/shared/schemas/common';
 import type { Session, SessionStore } from './sessions.ts';
 
 /**
- * One entry per route of the dashboard's own API under /dashboard/api (what the public API has no operation for:
- * sign-in, API keys, programme settings, the overview's figures). Like the public catalogue, the router validates
- * with the entry's schemas and /dashboard/api/openapi is generated from them, so the dashboard's typed client
- * cannot drift from either.
+ * The dashboard's own API under /dashboard/api (what the public API has no operation for: sign-in, API keys,
+ * programme settings, the overview's figures) in two halves: a spec per route (specs.ts: method, path, auth,
+ * schemas), from which the router validates and /dashboard/api/openapi is generated, and a handler per spec
+ * (routes-*.ts), so that the dashboard's typed client cannot drift from either.
  */
 export interface DashboardContext {
   sql: Sql;
@@ -29,7 +29,7 @@ export interface DashboardContext {
   setHeader: (name: string, value: string) => void;
 }
 
-export interface DashboardRoute<
+export interface DashboardSpec<
   P extends TObject = TObject,
   Q extends TObject = TObject,
   B extends TSchema | null = TSchema | null,
@@ -48,28 +48,41 @@ export interface DashboardRoute<
   query: Q;
   body: B;
   success: { status: 200 | 201 | 204; schema: TSchema; description: string };
-  handler: (
-    ctx: DashboardContext,
-    input: { params: Static<P>; query: Static<Q>; body: B extends TSchema ? Static<B> : undefined },
-  ) => unknown;
 }
 
-export const route = <
+export type DashboardInput<S extends DashboardSpec> =
+  S extends DashboardSpec<infer P, infer Q, infer B>
+    ? { params: Static<P>; query: Static<Q>; body: B extends TSchema ? Static<B> : undefined }
+    : never;
+
+/** A spec with what it leaves out filled in: no parameters, no body, a signed-in session. */
+export const spec = <
   P extends TObject = typeof NoInput,
   Q extends TObject = typeof NoInput,
   B extends TSchema | null = null,
 >(
-  r: Omit<DashboardRoute<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & {
+  s: Omit<DashboardSpec<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & {
     params?: P;
     query?: Q;
     body?: B;
-    auth?: 'session' | 'optional' | 'none';
+    auth?: DashboardSpec['auth'];
   },
-): DashboardRoute =>
-  ({
-    ...r,
-    auth: r.auth ?? 'session',
-    params: r.params ?? NoInput,
-    query: r.query ?? NoInput,
-    body: r.body ?? null,
-  }) as unknown as DashboardRoute;
+): DashboardSpec<P, Q, B> => ({
+  ...s,
+  auth: s.auth ?? 'session',
+  params: s.params ?? (NoInput as unknown as P),
+  query: s.query ?? (NoInput as unknown as Q),
+  body: s.body ?? (null as B),
+});
+
+/** A spec and the function that answers it. */
+export interface DashboardRoute {
+  spec: DashboardSpec;
+  /** Called with the input its spec's schemas accepted. */
+  handler: (ctx: DashboardContext, input: { params: unknown; query: unknown; body: unknown }) => unknown;
+}
+
+export const handle = <S extends DashboardSpec>(
+  s: S,
+  handler: (ctx: DashboardContext, input: DashboardInput<S>) => unknown,
+): DashboardRoute => ({ spec: s, handler: handler as unknown as DashboardRoute['handler'] });

@@ -8,7 +8,9 @@ import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../config.ts';
 import { sendError } from '../http-errors.ts';
 import type { Requester } from '../requester.ts';
-import type { DashboardContext, DashboardRoute } from './define.ts';
+import { dashboardDocument, serveDocument } from '../openapi/documents.ts';
+import { toExpressPath } from '../openapi/express-path.ts';
+import type { DashboardContext, DashboardRoute, DashboardSpec } from './define.ts';
 import { createPasswordChecker, type PasswordChecker } from './password-check.ts';
 import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
 import { balanceRoutes } from './routes-balance.ts';
@@ -16,6 +18,7 @@ import { keyRoutes } from './routes-keys.ts';
 import { overviewRoutes } from './routes-overview.ts';
 import { programmeRoutes } from './routes-programme.ts';
 import { sessionRoutes } from './routes-session.ts';
+import { dashboardSpecs } from './specs.ts';
 import { webhookRoutes } from './routes-webhooks.ts';
 import {
   clearSessionCookie,
@@ -30,7 +33,6 @@ import { createSigninLimiter } from './signin-limit.ts';
 
 export interface DashboardApi {
   router: express.Router;
-  routes: DashboardRoute[];
   sessions: SessionStore;
   /**
    * The session of a request to /api/v1 made by the dashboard (a cookie, no bearer key), or the refusal to send:
@@ -39,15 +41,15 @@ export interface DashboardApi {
   authenticate(req: Request): Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
 }
 
-/** Every route of the dashboard's own API, in the order the router tries them. */
-export function dashboardRoutes(
+/** The handler of every spec of specs.ts. */
+function dashboardRoutes(
   sql: Sql,
-  config: GatewayConfig | null,
-  payments: PaymentsCaller | null = null,
-  passwords: PasswordChecker = createPasswordChecker(),
+  config: GatewayConfig,
+  payments: PaymentsCaller,
+  passwords: PasswordChecker,
 ): DashboardRoute[] {
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
-  return [
+  const routes = [
     ...sessionRoutes(limiter, passwords),
     ...overviewRoutes,
     ...keyRoutes,
@@ -55,6 +57,12 @@ export function dashboardRoutes(
     ...programmeRoutes(passwords),
     ...balanceRoutes(payments),
   ];
+  // Served in the specs' order (the order of the document), each spec by exactly one handler.
+  const bySpec = new Map(routes.map((r) => [r.spec, r]));
+  const specs: DashboardSpec[] = Object.values(dashboardSpecs);
+  if (bySpec.size !== routes.length || routes.length !== specs.length)
+    throw new Error('every dashboard spec needs exactly one handler');
+  return specs.map((s) => bySpec.get(s)!);
 }
 
 export function createDashboardApi(deps: {
@@ -71,6 +79,7 @@ export function createDashboardApi(deps: {
   const payments = createPaymentsCaller(deps.requester, config.NATS_PREFIX, config.RPC_TIMEOUT_MS);
   const routes = dashboardRoutes(sql, config, payments, createPasswordChecker(deps.registry));
   const router = express.Router();
+  router.use(serveDocument('/dashboard/api/openapi', 'dashboard.openapi', dashboardDocument()));
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
 
   const authenticate: DashboardApi['authenticate'] = async (req) => {
@@ -86,7 +95,7 @@ export function createDashboardApi(deps: {
     return { session };
   };
 
-  for (const r of routes) {
+  for (const { spec: r, handler } of routes) {
     const validateParams = compileValidator<Record<string, string>>(r.params, 'params');
     const validateQuery = compileValidator<Record<string, unknown>>(r.query, 'query');
     const validateBody = r.body ? compileValidator<unknown>(r.body, 'body') : null;
@@ -120,7 +129,7 @@ export function createDashboardApi(deps: {
           clearCookie: () => clearSessionCookie(res, secure),
           setHeader: (name, value) => res.setHeader(name, value),
         };
-        const result = await r.handler(ctx, { params, query, body });
+        const result = await handler(ctx, { params, query, body });
         if (r.success.status === 204) return void res.status(204).end();
         res.status(r.success.status).json(result);
       } catch (err) {
@@ -143,9 +152,9 @@ export function createDashboardApi(deps: {
       }
       jsonParser(req, res, next);
     };
-    router[r.method](r.path.replace(/\{([a-z_]+)\}/g, ':$1'), parse, handle);
+    router[r.method](toExpressPath(r.path), parse, handle);
   }
-  return { router, routes, sessions, authenticate };
+  return { router, sessions, authenticate };
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

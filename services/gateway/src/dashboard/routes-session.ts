@@ -1,10 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import { ApiError } from '@platform/shared/errors';
 import { needsRehash } from '@platform/shared/passwords';
-import { route, type DashboardContext } from './define.ts';
+import { handle, type DashboardContext } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
-import { CurrentSession, SessionView, SignInBody } from './schemas.ts';
+import { replacePasswordHash, userByEmail, type SignInRow } from './queries/users.ts';
 import type { Session } from './sessions.ts';
+import { dashboardSpecs as specs } from './specs.ts';
 import type { SigninLimiter } from './signin-limit.ts';
 
 const presentSession = (s: Session) => ({
@@ -17,60 +17,34 @@ const presentSession = (s: Session) => ({
 /** Sign-in, the current session, sign-out. One message for every failed sign-in: it never says which part was wrong. */
 export function sessionRoutes(limiter: SigninLimiter, passwords: PasswordChecker) {
   return [
-    route({
-      operationId: 'signIn',
-      method: 'post',
-      path: '/dashboard/api/session',
-      summary: 'Sign in with a dashboard user’s e-mail and password; sets the session cookie',
-      auth: 'none',
-      body: SignInBody,
-      success: { status: 201, schema: SessionView, description: 'the new session' },
-      async handler(ctx: DashboardContext, { body }) {
-        // The attempt is counted before the password is checked, so parallel guesses cannot all be checked.
-        const reserved = await limiter.reserve(body.email, ctx.ip);
-        if ('retryAfter' in reserved) {
-          ctx.setHeader('Retry-After', String(reserved.retryAfter));
-          throw new ApiError('RATE_LIMITED', 'Too many failed sign-ins; try again later');
-        }
-        const { user, ok } = await limiter.checking(reserved.reservation, async () => {
-          const [user] = await ctx.sql<{ id: string; merchant_id: string; password_hash: string }[]>`
-            select id, merchant_id, password_hash from dashboard_users where lower(email) = lower(${body.email})`;
-          return { user, ok: await passwords.verify(body.password, user?.password_hash ?? null) };
-        });
-        if (!user || !ok) {
-          ctx.log.info('dashboard sign-in refused', { ip: ctx.ip });
-          throw new ApiError('UNAUTHORIZED', 'The e-mail or the password is not right');
-        }
-        await limiter.release(reserved.reservation, true);
-        if (needsRehash(user.password_hash)) await rehash(ctx, passwords, user, body.password);
-        const { token } = await ctx.sessions.create(user.id, user.merchant_id);
-        const session = (await ctx.sessions.resolve(token))!;
-        ctx.setCookie(token, session.expiresAt);
-        ctx.log.info('dashboard sign-in', { user_id: user.id, merchant_id: user.merchant_id });
-        return presentSession(session);
-      },
+    handle(specs.signIn, async (ctx, { body }) => {
+      // The attempt is counted before the password is checked, so parallel guesses cannot all be checked.
+      const reserved = await limiter.reserve(body.email, ctx.ip);
+      if ('retryAfter' in reserved) {
+        ctx.setHeader('Retry-After', String(reserved.retryAfter));
+        throw new ApiError('RATE_LIMITED', 'Too many failed sign-ins; try again later');
+      }
+      const { user, ok } = await limiter.checking(reserved.reservation, async () => {
+        const user = await userByEmail(ctx.sql, body.email);
+        return { user, ok: await passwords.verify(body.password, user?.password_hash ?? null) };
+      });
+      if (!user || !ok) {
+        ctx.log.info('dashboard sign-in refused', { ip: ctx.ip });
+        throw new ApiError('UNAUTHORIZED', 'The e-mail or the password is not right');
+      }
+      await limiter.release(reserved.reservation, true);
+      if (needsRehash(user.password_hash)) await rehash(ctx, passwords, user, body.password);
+      const { token } = await ctx.sessions.create(user.id, user.merchant_id);
+      const session = (await ctx.sessions.resolve(token))!;
+      ctx.setCookie(token, session.expiresAt);
+      ctx.log.info('dashboard sign-in', { user_id: user.id, merchant_id: user.merchant_id });
+      return presentSession(session);
     }),
-    route({
-      operationId: 'getSession',
-      method: 'get',
-      path: '/dashboard/api/session',
-      summary:
-        'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
-      auth: 'optional',
-      success: { status: 200, schema: CurrentSession, description: 'the session, or null' },
-      handler: (ctx: DashboardContext) => ({ session: ctx.session ? presentSession(ctx.session) : null }),
-    }),
-    route({
-      operationId: 'signOut',
-      method: 'delete',
-      path: '/dashboard/api/session',
-      summary: 'Sign out: the session ends on every gateway replica',
-      success: { status: 204, schema: Type.Null({ description: 'no body' }), description: 'signed out' },
-      async handler(ctx: DashboardContext) {
-        await ctx.sessions.end(ctx.token);
-        ctx.clearCookie();
-        return null;
-      },
+    handle(specs.getSession, (ctx) => ({ session: ctx.session ? presentSession(ctx.session) : null })),
+    handle(specs.signOut, async (ctx) => {
+      await ctx.sessions.end(ctx.token);
+      ctx.clearCookie();
+      return null;
     }),
   ];
 }
@@ -83,14 +57,17 @@ export function sessionRoutes(limiter: SigninLimiter, passwords: PasswordChecker
 async function rehash(
   ctx: DashboardContext,
   passwords: PasswordChecker,
-  user: { id: string; merchant_id: string; password_hash: string },
+  user: SignInRow,
   password: string,
 ): Promise<void> {
   try {
     const fresh = await passwords.hash(password);
-    await ctx.sql`
-      update dashboard_users set password_hash = ${fresh}
-      where id = ${user.id} and merchant_id = ${user.merchant_id} and password_hash = ${user.password_hash}`;
+    await replacePasswordHash(ctx.sql, {
+      merchantId: user.merchant_id,
+      userId: user.id,
+      was: user.password_hash,
+      hash: fresh,
+    });
     ctx.log.info('dashboard password rehashed at today’s cost', { user_id: user.id });
   } catch (err) {
     ctx.log.warn('dashboard password rehash failed; the next sign-in tries again', {

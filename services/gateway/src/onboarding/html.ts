@@ -1,14 +1,12 @@
+import { escapeHtml as escape, type Page } from '../pages/shell.ts';
 import type { ErrorDetail } from '@platform/shared/errors';
 import type { MaskedPayoutDetails, OnboardingState, TaxForm } from '@platform/shared/schemas/tax-forms';
 
 /**
- * The onboarding page's HTML: rendered on the server, no script (the gateway's CSP allows none inline), styles
- * inline. Every value shown is escaped; no secret is ever written back into the page, not even one the affiliate
- * just typed (a refused form asks for the TIN and account numbers again).
+ * The onboarding page's content, in the gateway's one page shell (pages/shell.ts): rendered on the server, no
+ * script, its stylesheet under the answer's nonce. Every value shown is escaped; no secret is ever written back
+ * into the page, not even one the affiliate just typed (a refused form asks for the TIN and account numbers again).
  */
-
-const escape = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1c2330; }
@@ -28,25 +26,10 @@ const STYLE = `
   dt { font-weight: 500; }
   dd { margin: 0; }`;
 
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
-<title>${escape(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body><main>
-${body}
-</main></body>
-</html>`;
-}
+const page = (title: string, body: string): Page => ({ title, style: STYLE, body });
 
 /** A page without a form: the link cannot be used (unknown, expired, used) or the platform cannot answer now. */
-export function messagePage(title: string, message: string): string {
+export function messagePage(title: string, message: string): Page {
   return page(title, `<h1>${escape(title)}</h1>\n<p>${escape(message)}</p>`);
 }
 
@@ -77,7 +60,7 @@ ${payoutDetailsOnFile(state.payout_details)}
 </section>`;
 }
 
-export function submittedPage(state: OnboardingState): string {
+export function submittedPage(state: OnboardingState): Page {
   return page(
     'Thank you',
     `<h1>Thank you, ${escape(state.affiliate_name)}</h1>
@@ -117,7 +100,12 @@ const CLASSIFICATIONS: [string, string][] = [
   ['llc', 'LLC'],
 ];
 
-export function formPage(state: OnboardingState, action: string, errors: ErrorDetail[] = [], refill: Refill = {}) {
+export function formPage(
+  state: OnboardingState,
+  action: string,
+  errors: ErrorDetail[] = [],
+  refill: Refill = {},
+): Page {
   const problems = errors.length
     ? `<section class="errors" role="alert"><h2>Please check these fields</h2><ul>${errors
         .map((e) => `<li><strong>${escape(e.path)}</strong> ${escape(e.message)}</li>`)

@@ -8,8 +8,11 @@ import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
 import type { GatewayConfig } from '../config.ts';
 import { forward, type ForwardResult } from '../forward.ts';
 import type { Requester } from '../requester.ts';
+import { toExpressPath } from '../openapi/express-path.ts';
+import { sendPage, type Page } from '../pages/shell.ts';
 import { readCookie } from '../tracking-routes.ts';
 import { formPage, messagePage, submittedPage, type Refill } from './html.ts';
+import { openOnboardingPage, submitOnboardingPage } from './specs.ts';
 import { submission } from './submission.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -50,10 +53,8 @@ export function createOnboardingPage(deps: {
       config.RPC_TIMEOUT_MS,
     );
 
-  const send = (res: Response, status: number, html: string) => {
-    res.status(status).type('text/html').setHeader('Cache-Control', 'no-store');
-    res.send(html);
-  };
+  // The form posts to the page itself: the shell's form-action 'self' allows it.
+  const send = (res: Response, status: number, page: Page) => sendPage(res, status, page);
 
   /** Answers a result that is not the page's own: the link is unknown, used or expired, or nobody answered. */
   const sendRefusal = (res: Response, result: ForwardResult) => {
@@ -79,7 +80,7 @@ export function createOnboardingPage(deps: {
     return messagePage('Link expired', 'This onboarding link has expired. Ask for a new one.');
   };
 
-  router.get('/onboarding/:token', async (req: Request, res: Response) => {
+  router.get(toExpressPath(openOnboardingPage.path), async (req: Request, res: Response) => {
     res.locals['route'] = 'onboarding.open';
     const token = req.params['token'] as string;
     if (!TOKEN.test(token)) return sendRefusal(res, { kind: 'error', error: { code: 'NOT_FOUND', message: '' } });
@@ -91,7 +92,7 @@ export function createOnboardingPage(deps: {
     send(res, 200, formPage(state, req.originalUrl));
   });
 
-  router.post('/onboarding/:token', form, async (req: Request, res: Response) => {
+  router.post(toExpressPath(submitOnboardingPage.path), form, async (req: Request, res: Response) => {
     res.locals['route'] = 'onboarding.submit';
     const token = req.params['token'] as string;
     if (!TOKEN.test(token)) return sendRefusal(res, { kind: 'error', error: { code: 'NOT_FOUND', message: '' } });

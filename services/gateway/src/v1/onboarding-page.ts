@@ -1,9 +1,7 @@
 import type { OnboardingReply } from '@platform/shared/payments/rpc';
+import { escapeHtml as escape, type Page } from '../pages/shell.ts';
 
-type Page = Extract<OnboardingReply, { kind: 'page' }>;
-
-const escape = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+type OnboardingForm = Extract<OnboardingReply, { kind: 'page' }>;
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f8fa;color:#1f2328}
 main{max-width:34rem;margin:2rem auto;padding:2rem;background:#fff;border:1px solid #d0d7de;border-radius:8px}
@@ -14,10 +12,10 @@ button{margin-top:1.5rem;padding:.6rem 1.2rem;font:inherit;font-weight:600;color
 
 /**
  * The hosted onboarding page of an account link: the business, the bank account payouts go to, and the services
- * agreement. Server-rendered, without script; a refused form shows each problem beside its field (the account number
- * is never written back).
+ * agreement, in the gateway's one page shell (pages/shell.ts). Server-rendered, without script; a refused form
+ * shows each problem beside its field (the account number is never written back).
  */
-export function renderOnboardingPage(page: Page): string {
+export function renderOnboardingPage(page: OnboardingForm): Page {
   const v = (name: string) => escape(page.values[name] ?? '');
   const problem = (name: string) =>
     page.problems[name] ? `<p class="problem" id="${name}-problem">${escape(page.problems[name])}</p>` : '';
@@ -26,11 +24,10 @@ export function renderOnboardingPage(page: Page): string {
   const input = (name: string, label: string, type = 'text', extra = '') =>
     `<label for="${name}">${label}</label><input type="${type}" id="${name}" name="${name}" value="${v(name)}"${described(name)}${extra}>${problem(name)}`;
   const who = page.account.email ? ` for ${escape(page.account.email)}` : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Set up payouts</title><style>${STYLE}</style></head>
-<body><main>
-<h1>Set up payouts${who}</h1>
+  return {
+    title: 'Set up payouts',
+    style: STYLE,
+    body: `<h1>Set up payouts${who}</h1>
 <p>Tell us about the business and where to send its payouts.</p>
 ${Object.keys(page.problems).length ? '<p class="problem" role="alert">Some details need your attention.</p>' : ''}
 <form method="post" novalidate>
@@ -46,9 +43,13 @@ ${input('routing_number', 'Routing number', 'text', ' inputmode="numeric" autoco
 </fieldset>
 <label class="check"><input type="checkbox" name="tos" value="accepted"${page.values['tos'] === 'accepted' ? ' checked' : ''}${described('tos')}> I accept the services agreement</label>${problem('tos')}
 <button type="submit">Submit</button>
-</form></main></body></html>`;
+</form>`,
+  };
 }
 
 /** What a link that names nothing shows. */
-export const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not found</title></head>
-<body><main><h1>This link is not valid</h1><p>Ask the platform for a new onboarding link.</p></main></body></html>`;
+export const NOT_FOUND_PAGE: Page = {
+  title: 'Link not found',
+  style: STYLE,
+  body: '<h1>This link is not valid</h1><p>Ask the platform for a new onboarding link.</p>',
+};

@@ -4,6 +4,7 @@ import type { Logger } from '@platform/shared/log';
 import { decodeJson, encodeJson } from '@platform/shared/nats';
 import type { OnboardingReply, OnboardingRequest } from '@platform/shared/payments/rpc';
 import type { Requester } from '../requester.ts';
+import { sendPage } from '../pages/shell.ts';
 import { NOT_FOUND_PAGE, renderOnboardingPage } from './onboarding-page.ts';
 
 /**
@@ -44,16 +45,11 @@ export function createOnboardingRoutes(deps: {
     }
     const reply = decodeJson<OnboardingReply>(answer.msg.data);
     if (reply.kind === 'redirect') return res.redirect(303, reply.url);
-    if (reply.kind === 'not_found') return void res.status(404).type('html').send(NOT_FOUND_PAGE);
+    if (reply.kind === 'not_found') return sendPage(res, 404, NOT_FOUND_PAGE);
     // The form posts to this page, and its answer redirects to return_url (or refresh_url): form-action allows both.
-    res.setHeader(
-      'Content-Security-Policy',
-      `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${reply.redirect_origins.join(' ')}; base-uri 'none'; frame-ancestors 'none'`,
-    );
-    res
-      .status(Object.keys(reply.problems).length ? 400 : 200)
-      .type('html')
-      .send(renderOnboardingPage(reply));
+    sendPage(res, Object.keys(reply.problems).length ? 400 : 200, renderOnboardingPage(reply), {
+      formTargets: reply.redirect_origins,
+    });
   };
 
   router.get('/connect/onboarding/:token', (req, res, next) => void ask(req, res, 'onboarding_open').catch(next));

@@ -12,9 +12,10 @@ import type { Requester } from '../requester.ts';
 import { sendStripeError } from './errors.ts';
 import { drainBody } from '../body-guard.ts';
 import { claimOf, claimRequester } from '../idempotency/kept-reply.ts';
+import { paymentsDocument, serveDocument } from '../openapi/documents.ts';
+import { toExpressPath } from '../openapi/express-path.ts';
 import { FormError, parseForm } from './form.ts';
 import { createOnboardingRoutes } from './onboarding.ts';
-import { buildPaymentsOpenApi } from './openapi.ts';
 import { createPlatformKeyResolver, type PlatformKeyRecord } from './platform-keys.ts';
 
 const BODY_LIMIT = '1mb';
@@ -86,11 +87,7 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
   };
 
   const routes = express.Router();
-  const openapi = JSON.stringify(buildPaymentsOpenApi(config.PUBLIC_BASE_URL));
-  routes.get('/v1/openapi', (_req, res) => {
-    res.locals['route'] = 'v1.openapi';
-    res.type('application/json').send(openapi);
-  });
+  routes.use(serveDocument('/v1/openapi', 'v1.openapi', paymentsDocument(config.PUBLIC_BASE_URL)));
   routes.use(
     createOnboardingRoutes({
       requester: deps.requester,
@@ -126,7 +123,7 @@ export function createV1(deps: V1Deps): { authenticate: RequestHandler; routes: 
     };
   for (const op of paymentsOperations) {
     const before = op.method === 'post' && deps.beforePost ? [deps.beforePost] : [];
-    routes[op.method](op.path.replace('{id}', ':id'), parseParams(op), ...before, (req, res, next) => {
+    routes[op.method](toExpressPath(op.path), parseParams(op), ...before, (req, res, next) => {
       void run(op, req, res).catch(next);
     });
   }
