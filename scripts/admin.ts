@@ -143,15 +143,32 @@ async function main(argv: string[]): Promise<{ json: unknown } | { help: string 
   }
 }
 
-main(process.argv.slice(2)).then(
-  (result) => {
-    process.stdout.write('help' in result ? `${result.help}\n` : JSON.stringify(result.json, null, 2) + '\n');
+/**
+ * The CLI on `argv` as its binary runs it, printing through `io` (a test runs it in its own process this way):
+ * answers the exit code. A command that fails part of its work sets process.exitCode itself.
+ */
+export async function runAdmin(
+  argv: string[],
+  io: { out: (text: string) => void; err: (text: string) => void } = {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
   },
-  (err: Error) => {
+): Promise<number> {
+  try {
+    const result = await main(argv);
+    io.out('help' in result ? `${result.help}\n` : JSON.stringify(result.json, null, 2) + '\n');
+    return 0;
+  } catch (caught) {
+    const err = caught as Error;
     // Any argument the parser refuses (unknown option, option without its value, …) is a usage error.
     const badArgs = String((err as { code?: string }).code ?? '').startsWith('ERR_PARSE_ARGS_');
     const known = err instanceof commands.UsageError || err.name === 'ConfigError' || badArgs;
-    process.stderr.write(`admin: ${known ? err.message : `failed: ${err.message}`}${badArgs ? `\n${USAGE}` : ''}\n`);
-    process.exitCode = known ? 2 : 1;
-  },
-);
+    io.err(`admin: ${known ? err.message : `failed: ${err.message}`}${badArgs ? `\n${USAGE}` : ''}\n`);
+    return known ? 2 : 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await runAdmin(process.argv.slice(2));
+  if (code !== 0) process.exitCode = code;
+}

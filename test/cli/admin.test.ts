@@ -1,7 +1,7 @@
 import { createHash, scrypt as scryptCb } from 'node:crypto';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { runAdmin, type CliRun as Run } from '../helpers/cli.ts';
+import { runAdmin, spawnAdmin, type CliRun as Run } from '../helpers/cli.ts';
 import { createLogger } from '@platform/shared/log';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
@@ -9,11 +9,9 @@ import { createKey, createMerchant } from '../../scripts/admin/commands.ts';
 import { sleep, startPlatform } from '../helpers/platform.ts';
 
 /**
- * The operator CLI as operators run it: a process of its own against the platform's database,
- * JSON on stdout, errors on stderr with a non-zero exit.
+ * The operator CLI against the platform's database: JSON on stdout, errors on stderr with a non-zero exit. The
+ * commands run in this process (helpers/cli.ts); the first test runs the binary itself, as operators do.
  */
-// Each command is a Node process of its own (a couple of seconds on a busy machine): allow for many of them.
-t.setTimeout(360_000);
 const platform = await startPlatform(t);
 const scrypt = promisify(scryptCb) as (
   password: string,
@@ -69,6 +67,19 @@ async function wholeDatabaseText(): Promise<string> {
   t.ok(tables.length >= 8, 'searched every table');
   return parts.join('\n');
 }
+
+t.test('the binary: JSON on stdout and exit 0, a refusal on stderr and exit 2', async (t) => {
+  const env = { DATABASE_URL: platform.databaseUrl };
+  const created = succeeded(
+    t,
+    await spawnAdmin(env, 'merchant', 'create', '--name', 'Binary', '--plan', 'growth'),
+    'run',
+  );
+  t.match(created, { id: /^mer_[0-9a-z]{26}$/, name: 'Binary', plan: 'growth' });
+  const refusal = await spawnAdmin(env, 'merchant', 'set-plan', created.id, 'gold');
+  refused(t, refusal, 'refused', /plan must be one of/);
+  t.equal(refusal.code, 2, 'a usage error exits 2');
+});
 
 t.test('merchant create and set-plan', async (t) => {
   const created = succeeded(
