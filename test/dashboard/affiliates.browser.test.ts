@@ -2,7 +2,6 @@ import t from 'tap';
 import { setSettings } from '../events/setup.ts';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   seriousViolations,
   signInBrowser,
@@ -14,12 +13,11 @@ import { startReceiver } from '../helpers/receiver.ts';
 // Affiliates and Commissions in real Chromium: changes go through the public API's operations, with their events.
 const { platform } = await startDashboardPlatform(t, { services: ['events', 'commissions', 'dispatcher'] });
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 t.test('an affiliate created in the browser, with a parent, appears in GET /api/v1/affiliates', async (t) => {
   const m = await dashboardMerchant(platform);
   const parent = await m.client.post('/api/v1/affiliates', { email: 'parent@example.com', display_name: 'Pat Parent' });
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Affiliates' }).click();
   await page.getByRole('heading', { level: 1, name: 'Affiliates' }).waitFor();
@@ -113,7 +111,7 @@ t.test('approving a commission in the browser emits commission.approved to the m
     'two pending commissions',
   );
 
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Commissions' }).click();
   await page.getByRole('heading', { level: 1, name: 'Commissions' }).waitFor();
@@ -153,7 +151,7 @@ t.test('another merchant’s affiliate id in the URL shows "not found", never da
     display_name: 'Sec Ret',
   });
   const intruder = await dashboardMerchant(platform, 'free');
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, intruder.email);
   await page.goto(`${base}/dashboard/affiliates/${theirs.body.id}`);
   t.equal(await page.getByRole('alert').textContent(), 'No such affiliate');

@@ -1,7 +1,6 @@
 import t from 'tap';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   overflowingElements,
   seriousViolations,
@@ -17,13 +16,12 @@ import { bindPlatformAccount } from '../../scripts/admin/platform-accounts.ts';
 const stack = await startPayments(t);
 const { platform } = stack;
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 const usd = (amount: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(amount);
 
 t.test('onboarding by account link, funding by payment intent, balance and transactions', async (t) => {
   const m = await dashboardMerchant(platform);
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, base, m.email);
   // The Overview signed in to asks for commissions, which no service answers in this file: the page's own requests
   // are watched instead of the console.
@@ -106,7 +104,7 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
   );
 
   // On a phone's width the page still fits: the tables scroll inside their own boxes.
-  const narrow = await openPage(browser, 390);
+  const narrow = await openPage(t, 390);
   await signInBrowser(narrow.page, base, m.email);
   await narrow.page.goto(`${base}/dashboard/balance`);
   await narrow.page.locator('section[aria-labelledby="transactions-heading"] tbody tr').first().waitFor();
@@ -157,7 +155,7 @@ t.test("another merchant's session sees no account and cannot fund or link it", 
 t.test('a live account has no Fund button: live money comes from real payments, not test cards', async (t) => {
   const m = await dashboardMerchant(platform);
   const account = await stack.live.accounts.create({ type: 'express', metadata: { merchant_id: m.id } });
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.goto(`${base}/dashboard/balance`);
   await page.getByRole('heading', { level: 2, name: 'Connected account' }).waitFor();

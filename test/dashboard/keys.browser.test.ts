@@ -1,7 +1,6 @@
 import t from 'tap';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   seriousViolations,
   signInBrowser,
@@ -12,7 +11,6 @@ import { eventually } from '../helpers/platform.ts';
 // Settings › API keys in real Chromium: a key made in the browser works with plain HTTP until it is revoked there.
 const { platform } = await startDashboardPlatform(t, { services: ['commissions'] });
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 const listAffiliates = (key: string) =>
   fetch(`${base}/api/v1/affiliates`, { headers: { authorization: `Bearer ${key}` } });
@@ -21,7 +19,7 @@ t.test(
   'a growth merchant creates a Read-only key, sees it once, uses it, revokes it; the audit log names the user',
   async (t) => {
     const m = await dashboardMerchant(platform, 'growth');
-    const { page, consoleErrors } = await openPage(browser);
+    const { page, consoleErrors } = await openPage(t);
     await signInBrowser(page, base, m.email);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
@@ -92,7 +90,7 @@ t.test(
 
 t.test('a starter merchant is told keys need Growth and is offered no key', async (t) => {
   const m = await dashboardMerchant(platform, 'starter');
-  const { page, consoleErrors } = await openPage(browser, 390);
+  const { page, consoleErrors } = await openPage(t, 390);
   await signInBrowser(page, base, m.email);
   await page.goto(`${base}/dashboard/settings/keys`);
   await page.getByText('API keys need the Growth plan or higher').waitFor();
@@ -116,7 +114,7 @@ t.test('another merchant’s key id in the URL shows "not found"', async (t) => 
   const owner = await dashboardMerchant(platform);
   const [key] = await platform.sql<{ id: string }[]>`select id from api_keys where merchant_id = ${owner.id}`;
   const intruder = await dashboardMerchant(platform);
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, intruder.email);
   await page.goto(`${base}/dashboard/settings/keys/${key!.id}`);
   t.equal(await page.getByRole('alert').textContent(), 'No such key');

@@ -2,7 +2,6 @@ import t from 'tap';
 import { createAffiliate, createCoupon, setSettings } from '../events/setup.ts';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   overflowingElements,
   seriousViolations,
@@ -16,7 +15,6 @@ import { startReceiver } from '../helpers/receiver.ts';
 // nothing wider than the screen. Then Settings changed in the browser and read back as the services read them.
 const { platform } = await startDashboardPlatform(t, { services: ['events', 'commissions', 'dispatcher'] });
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 const m = await dashboardMerchant(platform, 'scale');
 await setSettings(platform.sql, m.id, { default_rate: 0.1 });
@@ -54,7 +52,7 @@ const PAGES: [string, string][] = [
 
 for (const width of [1280, 390]) {
   t.test(`every page at ${width} px: accessible, no console error, fits the screen`, async (t) => {
-    const { page, consoleErrors } = await openPage(browser, width);
+    const { page, consoleErrors } = await openPage(t, width);
     await signInBrowser(page, base, m.email);
     for (const [path, title] of PAGES) {
       await page.goto(`${base}/dashboard${path}`);
@@ -81,7 +79,7 @@ for (const width of [1280, 390]) {
 }
 
 t.test('the overview charts the last 30 days and names the top affiliate', async (t) => {
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.getByText('Conversions, last 30 days', { exact: true }).waitFor();
   t.equal(await page.locator('figure.chart canvas').count(), 2, 'two uPlot charts');
@@ -96,7 +94,7 @@ t.test('the overview charts the last 30 days and names the top affiliate', async
 });
 
 t.test('keyboard: the skip link and the navigation work without a mouse, with a visible focus', async (t) => {
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.goto(`${base}/dashboard/`);
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
@@ -113,7 +111,7 @@ t.test('keyboard: the skip link and the navigation work without a mouse, with a 
 });
 
 t.test('Settings: programme, a commission rule, a tier and a user, saved as the services read them', async (t) => {
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.goto(`${base}/dashboard/settings`);
   await page.getByLabel('Default rate (%)').fill('15');

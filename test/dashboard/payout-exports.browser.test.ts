@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createUser } from '../../scripts/admin/commands.ts';
 import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
-import { launchBrowser, openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
+import { openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/platform.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
@@ -9,7 +9,6 @@ import { putPayoutDetails } from '../tax-forms/setup.ts';
 // The Payouts page in real Chromium: an export made from the dashboard is recorded under the signed-in user and
 // listed under Exports; the exported payout says so, and a payout shows the clawback it deducts.
 const { platform, service } = await startPayoutsPlatform(t);
-const browser = await launchBrowser(t);
 
 t.test('the Exports list shows who exported which payouts; payouts show exports and clawbacks', async (t) => {
   const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
@@ -30,7 +29,7 @@ t.test('the Exports list shows who exported which payouts; payouts show exports 
   const [next] = (await m.client.post('/api/v1/payouts')).body.data;
   t.equal(next.amount, 50);
 
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, platform.baseUrl, email);
   await page.goto(`${platform.baseUrl}/dashboard/payouts`);
   await page.getByRole('heading', { level: 1, name: 'Payouts' }).waitFor();

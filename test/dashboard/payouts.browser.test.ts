@@ -4,7 +4,7 @@ import t from 'tap';
 import { loadEventsConfig } from '@platform/events/config';
 import { startEventsService } from '@platform/events/service';
 import { createUser } from '../../scripts/admin/commands.ts';
-import { launchBrowser, openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
+import { openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
 import { captureLogger, eventually } from '../helpers/platform.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
@@ -14,7 +14,6 @@ const { platform, service } = await startPayoutsPlatform(t);
 // The Settings page lists coupons too: the events service answers them.
 const events = await startEventsService(loadEventsConfig({ ...platform.env }), captureLogger('events').log);
 t.teardown(() => events.close());
-const browser = await launchBrowser(t);
 
 t.test('payouts are created, moved and exported from the Payouts page', async (t) => {
   const m = await payoutMerchant(platform);
@@ -28,7 +27,7 @@ t.test('payouts are created, moved and exported from the Payouts page', async (t
   await approvedCommissions(platform, service, m.id, bo.id, [{ amount: '7000.00' }]);
   await approvedCommissions(platform, service, m.id, cy.id, [{ amount: '900.00' }]);
 
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, platform.baseUrl, email);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payouts' }).click();
   await page.getByRole('heading', { level: 1, name: 'Payouts' }).waitFor();
@@ -112,7 +111,7 @@ t.test('the payout settings are edited on the Settings page', async (t) => {
   const m = await payoutMerchant(platform);
   const email = 'settings@example.com';
   await createUser(platform.sql, m.id, email, PASSWORD);
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, platform.baseUrl, email);
   await page.goto(`${platform.baseUrl}/dashboard/settings`);
   await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();

@@ -1,7 +1,6 @@
 import t from 'tap';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   seriousViolations,
   sessionRequest,
@@ -12,13 +11,12 @@ import {
 // Sign-in and sign-out in real Chromium against the running platform.
 const { platform } = await startDashboardPlatform(t, { services: ['commissions'] });
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 t.test(
   'a wrong password fails with a message; the right one lands on the Overview; sign-out ends the session',
   async (t) => {
     const m = await dashboardMerchant(platform);
-    const { page, consoleErrors } = await openPage(browser);
+    const { page, consoleErrors } = await openPage(t);
     await page.goto(`${base}/dashboard/`);
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     t.same(await seriousViolations(page), [], 'axe: the sign-in page');
@@ -59,7 +57,7 @@ t.test(
 
 t.test('signing in at 390 px wide', async (t) => {
   const m = await dashboardMerchant(platform);
-  const { page } = await openPage(browser, 390);
+  const { page } = await openPage(t, 390);
   await signInBrowser(page, base, m.email);
   t.ok(await page.getByRole('navigation', { name: 'Main' }).isVisible());
 });

@@ -1,7 +1,6 @@
 import t from 'tap';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   seriousViolations,
   signInBrowser,
@@ -13,7 +12,6 @@ import { startReceiver } from '../helpers/receiver.ts';
 // Webhooks in real Chromium, on a starter merchant (webhooks need no API plan), delivering to a real local receiver.
 const { platform } = await startDashboardPlatform(t, { services: ['dispatcher', 'commissions'] });
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 t.test('register, test event, retry, replay one, bulk replay: all from the page', async (t) => {
   const m = await dashboardMerchant(platform, 'starter');
@@ -26,7 +24,7 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
     res.statusCode = mode === 'refuse' ? 400 : mode === 'fail-first' && first ? 500 : 200;
     res.end(res.statusCode === 200 ? 'thanks' : 'nope');
   });
-  const { page, consoleErrors } = await openPage(browser);
+  const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, base, m.email);
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
@@ -141,7 +139,7 @@ t.test('register, test event, retry, replay one, bulk replay: all from the page'
 t.test('the secret is revealed after the password, and a wrong password reveals nothing', async (t) => {
   const m = await dashboardMerchant(platform, 'free');
   const receiver = await startReceiver(t);
-  const { page, consoleErrors } = await openPage(browser, 390);
+  const { page, consoleErrors } = await openPage(t, 390);
   await signInBrowser(page, base, m.email);
   await page.goto(`${base}/dashboard/webhooks`);
   await page.getByLabel('Endpoint URL').fill(receiver.url);
@@ -171,7 +169,7 @@ t.test('another merchant’s endpoint id in the URL shows "not found"', async (t
   const receiver = await startReceiver(t);
   const endpoint = await owner.client.post('/api/v1/webhook_endpoints', { url: receiver.url });
   const intruder = await dashboardMerchant(platform, 'starter');
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await signInBrowser(page, base, intruder.email);
   await page.goto(`${base}/dashboard/webhooks/${endpoint.body.id}`);
   t.equal(await page.getByRole('alert').textContent(), 'No such webhook endpoint');

@@ -1,16 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { loadEventsConfig } from '@platform/events/config';
 import { startEventsService } from '@platform/events/service';
 import { createUser, type Plan } from '../../scripts/admin/commands.ts';
+import { browserContext } from './browser.ts';
 import { startCommissions } from './commissions.ts';
 import { captureLogger, startPlatform, type Platform, type TestLike } from './platform.ts';
 import { startDispatcher } from './webhooks.ts';
 
 /**
  * The dashboard's tests: the platform (gateway with the dashboard, and whichever services a file needs) on the
- * file's own database and NATS prefix, merchants with dashboard users, and real Chromium driven by playwright-core.
+ * file's own database and NATS prefix, merchants with dashboard users, and pages in real Chromium (browser.ts).
  */
 export const PASSWORD = 'correct horse battery';
 
@@ -99,25 +100,15 @@ export async function sessionRequest(
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
-/** Debian's Chromium, headless; never a downloaded browser. */
-export async function launchBrowser(t: TestLike): Promise<Browser> {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
-  t.teardown(() => browser.close());
-  return browser;
-}
-
 export interface DashboardPage {
   page: Page;
   /** Console errors and uncaught page errors seen so far. */
   consoleErrors: string[];
 }
 
-/** A fresh browser context (its own cookies) at `width` px, collecting console errors. */
-export async function openPage(browser: Browser, width = 1280): Promise<DashboardPage> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+/** A page in a fresh browser context of the test `t` (its own cookies) at `width` px, collecting console errors. */
+export async function openPage(t: TestLike, width = 1280): Promise<DashboardPage> {
+  const context = await browserContext(t, { viewport: { width, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const consoleErrors: string[] = [];

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { launchBrowser, openPage, seriousViolations } from '../helpers/dashboard.ts';
+import { openPage, seriousViolations } from '../helpers/dashboard.ts';
 import { sleep } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { startPayments } from './setup.ts';
@@ -9,7 +9,6 @@ t.test(
   async (t) => {
     const stack = await startPayments(t);
     const site = await startReceiver(t);
-    const browser = await launchBrowser(t);
     const account = await stack.test.accounts.create({ type: 'express', email: 'maker@example.com' });
     const returnUrl = `${site.url}/onboarding/return`;
     const refreshUrl = `${site.url}/onboarding/refresh`;
@@ -23,7 +22,7 @@ t.test(
     t.equal(link.expires_at - link.created, 300, 'five minutes');
     t.match(link.url, `${stack.platform.baseUrl}/connect/onboarding/`);
 
-    const { page, consoleErrors } = await openPage(browser);
+    const { page, consoleErrors } = await openPage(t);
     await page.goto(link.url);
     await page.getByRole('heading', { level: 1, name: 'Set up payouts for maker@example.com' }).waitFor();
     t.same(await seriousViolations(page), [], 'no serious accessibility violations');
@@ -66,7 +65,6 @@ t.test(
 t.test('an expired account link goes to refresh_url', async (t) => {
   const stack = await startPayments(t, { paymentsEnv: { ACCOUNT_LINK_TTL_S: '1' } });
   const site = await startReceiver(t);
-  const browser = await launchBrowser(t);
   const account = await stack.test.accounts.create({ type: 'express' });
   const refreshUrl = `${site.url}/refresh`;
   const link = await stack.test.accountLinks.create({
@@ -76,7 +74,7 @@ t.test('an expired account link goes to refresh_url', async (t) => {
     return_url: `${site.url}/return`,
   });
   await sleep(1500);
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   await page.goto(link.url);
   await page.waitForURL(refreshUrl);
   t.equal(page.url(), refreshUrl);

@@ -3,7 +3,6 @@ import type { Page } from 'playwright-core';
 import { createAffiliate } from '../events/setup.ts';
 import {
   dashboardMerchant,
-  launchBrowser,
   openPage,
   overflowingElements,
   seriousViolations,
@@ -15,7 +14,6 @@ import { onboardingLinksPath, payoutDetailsPath, taxFormsPath } from './setup.ts
 // The onboarding link in real Chromium: made with the dashboard's button, opened without key or sign-in, used once.
 const { platform } = await startDashboardPlatform(t);
 const base = platform.baseUrl;
-const browser = await launchBrowser(t);
 
 /** The link's page on this test's gateway (the URL names PUBLIC_BASE_URL's host; the path is what counts). */
 const onThisGateway = (url: string) => base + new URL(url).pathname;
@@ -42,7 +40,7 @@ t.test(
   async (t) => {
     const m = await dashboardMerchant(platform);
     const affiliate = await createAffiliate(m.client, 'olive@example.com', { display_name: 'Olive Onboard' });
-    const merchant = await openPage(browser);
+    const merchant = await openPage(t);
     await signInBrowser(merchant.page, base, m.email);
     await merchant.page.goto(`${base}/dashboard/affiliates/${affiliate.id}`);
     await merchant.page.getByRole('heading', { level: 2, name: 'Tax form and payout details' }).waitFor();
@@ -52,7 +50,7 @@ t.test(
     t.match(url, /\/onboarding\/[A-Za-z0-9_-]{43}$/);
 
     // The affiliate: another browser context, no dashboard session, no key.
-    const { page, consoleErrors } = await openPage(browser);
+    const { page, consoleErrors } = await openPage(t);
     const opened = await page.goto(onThisGateway(url));
     t.equal(opened!.status(), 200);
     await page.getByRole('heading', { level: 1, name: 'Tax form and payout details' }).waitFor();
@@ -113,7 +111,7 @@ t.test('an expired link shows a clear page without a form', async (t) => {
   t.equal(link.status, 201);
   await platform.sql`
     update onboarding_links set expires_at = now() - interval '1 second' where affiliate_id = ${affiliate.id}`;
-  const { page } = await openPage(browser);
+  const { page } = await openPage(t);
   const opened = await page.goto(onThisGateway(link.body.url));
   t.equal(opened!.status(), 410);
   await page.getByRole('heading', { level: 1, name: 'Link expired' }).waitFor();
@@ -129,7 +127,7 @@ t.test('the page fits a phone screen and is accessible there', async (t) => {
   const m = await dashboardMerchant(platform);
   const affiliate = await createAffiliate(m.client, 'phone@example.com');
   const link = await m.client.post(onboardingLinksPath(affiliate.id));
-  const { page, consoleErrors } = await openPage(browser, 375);
+  const { page, consoleErrors } = await openPage(t, 375);
   await page.goto(onThisGateway(link.body.url));
   await page.getByRole('heading', { level: 1, name: 'Tax form and payout details' }).waitFor();
   t.same(await overflowingElements(page), [], 'nothing scrolls sideways at 375 px');
