@@ -158,8 +158,8 @@ export interface DurableConsumerEntry {
 
 /**
  * The commissions service's consumer of `conversion.recorded`. Processing is idempotent (see
- * services/commissions/src/engine/process.ts), so a redelivery after a crash between commit and ack changes nothing.
- * Messages the stream loses are processed from the outbox by the reconciler (engine/reconcile.ts).
+ * services/commissions/src/domain/process.ts), so a redelivery after a crash between commit and ack changes nothing.
+ * Messages the stream loses are processed from the outbox by the reconciler (domain/reconcile.ts).
  */
 export const COMMISSIONS_CONSUMER: DurableConsumerEntry = {
   stream: 'CONVERSIONS',

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+export type { ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ApiError, type ErrorDetail } from './errors.ts';
 
@@ -18,17 +19,40 @@ const queryAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerce
 
 export type Location = 'body' | 'query' | 'params';
 
-/** Compiles a schema into a function that returns the (possibly coerced) value or throws INVALID_INPUT. */
-export function compileValidator<T>(schema: TSchema, location: Location): (value: unknown) => T {
+/**
+ * How a surface words a refused input, as the idempotency middleware takes its refusals: the error envelope's
+ * INVALID_INPUT with per-field details (envelopeRefusals), or the /v1 surface's Stripe errors.
+ */
+export interface InputRefusals {
+  /** A string (or key) holding U+0000, at `path` (dotted; '' for the value itself). */
+  nul(path: string, location: Location): Error;
+  /** What the schema refused: every error ajv found, in its order. */
+  invalid(errors: ErrorObject[], location: Location): Error;
+}
+
+export const envelopeRefusals: InputRefusals = {
+  nul: (path, location) =>
+    new ApiError('INVALID_INPUT', 'The request is invalid', [
+      { path: path || location, message: 'must not contain NUL characters' },
+    ]),
+  invalid: (errors, location) => new ApiError('INVALID_INPUT', 'The request is invalid', toDetails(errors, location)),
+};
+
+/**
+ * Compiles a schema into a function that returns the (possibly coerced) value or throws the refusal (INVALID_INPUT
+ * unless `refusals` words it otherwise). Bodies are checked as JSON; query strings and path parameters (and any
+ * input that arrives as text, as form parameters do) are coerced.
+ */
+export function compileValidator<T>(
+  schema: TSchema,
+  location: Location,
+  refusals: InputRefusals = envelopeRefusals,
+): (value: unknown) => T {
   const validate = (location === 'body' ? bodyAjv : queryAjv).compile(schema);
   return (value: unknown): T => {
     const nul = findNul(value, '');
-    if (nul !== null)
-      throw new ApiError('INVALID_INPUT', 'The request is invalid', [
-        { path: nul || location, message: 'must not contain NUL characters' },
-      ]);
-    if (!validate(value))
-      throw new ApiError('INVALID_INPUT', 'The request is invalid', toDetails(validate.errors ?? [], location));
+    if (nul !== null) throw refusals.nul(nul, location);
+    if (!validate(value)) throw refusals.invalid(validate.errors ?? [], location);
     return value as T;
   };
 }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { minorUnitDigits } from '@platform/shared/money';
-import { computeCommissionLines } from '@platform/commissions/engine/rules';
-import { formatAmount } from '@platform/commissions/engine/money';
+import { computeCommissionLines } from '@platform/commissions/domain/rules';
+import { formatAmount } from '@platform/commissions/domain/money';
 import { startPlatform } from '../helpers/platform.ts';
 import {
   awaitProcessed,

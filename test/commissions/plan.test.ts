@@ -1,7 +1,7 @@
 import t from 'tap';
 import { withDefaults } from '@platform/shared/schemas/merchant-settings';
 import type { ConversionContext } from '@platform/commissions/queries/conversions';
-import type { ConversionEnvelope } from '@platform/commissions/engine/envelope';
+import type { ConversionEnvelope } from '@platform/commissions/domain/envelope';
 import {
   isPlan,
   lockKeysOf,
@@ -9,7 +9,7 @@ import {
   planConversion,
   tierPromotion,
   type Plan,
-} from '@platform/commissions/engine/plan';
+} from '@platform/commissions/domain/plan';
 
 // The commission engine's decisions from a conversion and its context, without a database: what commissions, fraud
 // hits, voids, revenue counting and tier moves a conversion causes.

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { followLedger } from '@platform/commissions/engine/platform-ledger';
+import { followLedger } from '@platform/commissions/domain/platform-ledger';
 import { newId } from '@platform/shared/ids';
 import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';

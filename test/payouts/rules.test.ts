@@ -7,8 +7,8 @@ import {
   payoutHold,
   scheduledPeriod,
   type PayableCommission,
-} from '@platform/commissions/engine/payouts';
-import { bankCsv, csvField, paypalCsv, type ExportedPayout } from '@platform/commissions/engine/payout-csv';
+} from '@platform/commissions/domain/payouts';
+import { bankCsv, csvField, paypalCsv, type ExportedPayout } from '@platform/commissions/domain/payout-csv';
 import { PAYOUT_STATUSES } from '@platform/shared/schemas/payouts';
 
 /** The payout rules without a database: grouping, the minimum, the tax-form hold, the moves, the CSV layouts. */

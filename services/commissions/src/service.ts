@@ -5,10 +5,10 @@ import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { CommissionsConfig } from './config.ts';
 import type { Clock, CommissionsDeps } from './deps.ts';
-import { approveEndedHolds } from './engine/hold.ts';
-import { runPayoutSchedule } from './engine/payout-run.ts';
-import { processConversions } from './engine/process.ts';
-import { reconcileConversions } from './engine/reconcile.ts';
+import { approveEndedHolds } from './domain/hold.ts';
+import { runPayoutSchedule } from './domain/payout-run.ts';
+import { processConversions } from './domain/process.ts';
+import { reconcileConversions } from './domain/reconcile.ts';
 import { createPayoutsOperation } from './operations/create-payouts.ts';
 import { exportPayoutsOperation } from './operations/export-payouts.ts';
 import { getPayoutOperation } from './operations/get-payout.ts';
@@ -19,8 +19,8 @@ import { listPayoutsOperation } from './operations/list-payouts.ts';
 import { listCommissionsOperation } from './operations/list.ts';
 import { updatePayoutOperation } from './operations/update-payout.ts';
 import { updateCommissionOperation } from './operations/update.ts';
-import { recheckSendingPayouts } from './engine/platform-payouts.ts';
-import { serveSettledReports } from './engine/platform-settled.ts';
+import { recheckSendingPayouts } from './platform-payouts.ts';
+import { serveSettledReports } from './platform-settled.ts';
 import { countedProcessing, payoutMetrics } from './metrics.ts';
 import { startConversionConsumer, startIntervalWorker } from './workers.ts';
 
@@ -30,7 +30,7 @@ import { startConversionConsumer, startIntervalWorker } from './workers.ts';
  */
 const RESUME_MARGIN_MS = 15_000;
 
-/** How often a replica looks for platform payouts left sending (engine/platform-payouts.ts says for how long). */
+/** How often a replica looks for platform payouts left sending (platform-payouts.ts says for how long). */
 const SENDING_RECHECK_INTERVAL_MS = 15_000;
 
 export interface CommissionsService extends ServiceRuntime {
@@ -121,7 +121,7 @@ export async function startCommissionsService(
       });
       deps.nats = { nc, prefix: config.NATS_PREFIX };
       deps.payoutMetrics = payoutMetrics(registry);
-      const settledReports = serveSettledReports(sql, nc, config.NATS_PREFIX, deps, workerLog);
+      const settledReports = serveSettledReports({ sql, nc, prefix: config.NATS_PREFIX, deps, log: workerLog, registry });
       const sender = { sql, nc, prefix: config.NATS_PREFIX, deps, log: workerLog };
       sendingRecheck = startIntervalWorker({
         name: 'platform payouts left sending',

@@ -9,9 +9,9 @@ import { createCouponOperation } from './operations/create-coupon.ts';
 import { deleteCouponOperation } from './operations/delete-coupon.ts';
 import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
-import { startVisitPurge } from './tracking/purge-visits.ts';
+import { startVisitPurge } from './purge-visits.ts';
 import { createEventRecorder, EVENT_BATCH_INTERVAL_MS, RECORDING_SLOTS } from './recording.ts';
-import { serveTracking } from './tracking/serve.ts';
+import { serveTracking } from './serve-tracking.ts';
 
 /** Conversion events, coupons and referral tracking; publishes `conversion.recorded` through its outbox relay. */
 export async function startEventsService(config: EventsConfig, log?: Logger): Promise<ServiceRuntime> {

@@ -3,7 +3,7 @@ import { invalidInput } from '@platform/shared/errors';
 import { defineOperation } from '@platform/shared/operation';
 import { readPayoutDetails, type PayoutDetails } from '@platform/shared/payee';
 import type { CommissionsDeps } from '../deps.ts';
-import { bankCsv, exportedIds, paypalCsv } from '../engine/payout-csv.ts';
+import { bankCsv, exportedIds, paypalCsv } from '../domain/payout-csv.ts';
 import { recordExport } from '../queries/payout-exports.ts';
 import { exportablePayouts } from '../queries/payouts.ts';
 

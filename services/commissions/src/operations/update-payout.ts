@@ -3,11 +3,11 @@ import { defineOperation } from '@platform/shared/operation';
 import { outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionsDeps } from '../deps.ts';
 import { ApiError, invalidInput } from '@platform/shared/errors';
-import { applyPayoutMove, checkMoveFields } from '../engine/payout-move.ts';
-import { sendThroughPlatform } from '../engine/platform-payouts.ts';
+import { applyPayoutMove, checkMoveFields } from '../domain/payout-move.ts';
+import { sendThroughPlatform } from '../platform-payouts.ts';
 import { presentPayout } from '../present.ts';
 
-/** PATCH /api/v1/payouts/{id}: one move of the payout (engine/payout-move.ts says which and what they do). */
+/** PATCH /api/v1/payouts/{id}: one move of the payout (domain/payout-move.ts says which and what they do). */
 export const updatePayoutOperation = (deps: CommissionsDeps) =>
   defineOperation(api.updatePayout, async (ctx, { params, body }) => {
     checkMoveFields(body);
@@ -17,7 +17,7 @@ export const updatePayoutOperation = (deps: CommissionsDeps) =>
     // A platform send has called outboxCommitted itself, after the commit of its last step.
     if (changed && payout.status !== 'canceled' && body.method !== 'platform') outboxCommitted(ctx.sql);
 
-    // Method platform: claimed `sending`, then the ledger pays it (engine/platform-payouts.ts); its reference is the
+    // Method platform: claimed `sending`, then the ledger pays it (platform-payouts.ts); its reference is the
     // ledger payout.
     function sendOnPlatform() {
       if (body.reference !== undefined)

@@ -2,7 +2,7 @@ import type { Queryable } from '@platform/shared/db';
 import { enqueueEvents } from '@platform/shared/outbox';
 import { PAYOUT_COMMISSION_IDS_MAX, type HeldReason, type PayoutStatus } from '@platform/shared/schemas/payouts';
 import { unnestColumns } from '@platform/shared/unnest';
-import type { PayableCommission, PayoutGroup } from '../engine/payouts.ts';
+import type { PayableCommission, PayoutGroup } from '../domain/payouts.ts';
 import { commissionEventData } from '../present.ts';
 import { capAdjustments, frozenPayout, voidRequestedInPayout } from './clawbacks.ts';
 
@@ -328,7 +328,7 @@ export async function removeVoidedFromPendingPayouts(
     ) t
     where p.merchant_id = ${merchantId} and p.id = t.id`;
   // Its deductions took all that is left: nothing to send, so it is canceled and its commissions released, as a run
-  // makes no payout that would pay nothing; the clawbacks it deducted are owed again (engine/clawbacks.ts). Voids
+  // makes no payout that would pay nothing; the clawbacks it deducted are owed again (domain/clawbacks.ts). Voids
   // recorded while it was frozen (it was sending, then refused) are voided first, as any cancel does: released
   // approved, they would be paid by the next run.
   const emptied = await sql<{ id: string }[]>`

@@ -46,7 +46,7 @@ import {
 export type { ProcessOutcome } from './plan.ts';
 
 /**
- * The commission engine's batches: reads what engine/plan.ts decides from, in as few statements as a batch allows,
+ * The commission engine's batches: reads what domain/plan.ts decides from, in as few statements as a batch allows,
  * and writes what it decided. Everything one `conversion.recorded` causes: commissions (direct and up to five
  * ancestors), their outbox events, fraud flags, attributed revenue and tier promotion; or, for a refund, the voiding
  * of the order's commissions.

@@ -10,18 +10,18 @@ import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { hasValidTaxForm, readPayoutDetails, type PayoutDetails } from '@platform/shared/payee';
 import type { PaymentsRpcError } from '@platform/shared/payments/errors';
 import type { AffiliatePayoutReply, AffiliatePayoutRequest } from '@platform/shared/payments/rpc';
-import type { CommissionsDeps } from '../deps.ts';
-import { commissionEventData } from '../present.ts';
-import { voidRequestedInPayout } from '../queries/clawbacks.ts';
+import type { CommissionsDeps } from './deps.ts';
+import { commissionEventData } from './present.ts';
+import { voidRequestedInPayout } from './queries/clawbacks.ts';
 import {
   findPayout,
   lockPayoutCommissions,
   removeVoidedFromPendingPayouts,
   type PayoutRow,
-} from '../queries/payouts.ts';
-import { lockSendState, markSending, revertSending, staleSends } from '../queries/platform-sends.ts';
-import { followLedger } from './platform-ledger.ts';
-import { moveRefusal } from './payouts.ts';
+} from './queries/payouts.ts';
+import { lockSendState, markSending, revertSending, staleSends } from './queries/platform-sends.ts';
+import { followLedger } from './domain/platform-ledger.ts';
+import { moveRefusal } from './domain/payouts.ts';
 
 /** How long the payment service has to answer; it drops a request that reaches it later (its deadline). */
 const ANSWER_MS = 5000;

@@ -32,7 +32,7 @@ export function checkMoveFields(body: UpdatePayoutBody): void {
 
 /**
  * Moves a payout in the caller's transaction: pending → sent (not while held for a tax form) or canceled, sent →
- * paid or failed; `byLedger` (the payment service's answers, engine/platform-ledger.ts): pending or sending → sent,
+ * paid or failed; `byLedger` (the payment service's answers, domain/platform-ledger.ts): pending or sending → sent,
  * then paid or failed. paid marks its commissions paid and adds the amount to the affiliate's totals; failed and
  * canceled release its commissions, which are approved and in no payout again. payout.sent, payout.paid and
  * payout.failed go to the outbox in the same transaction (the caller calls outboxCommitted once it committed, when

@@ -1,15 +1,15 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { headers } from '@nats-io/nats-core';
-import { PLATFORM_PAYOUT_SUBJECTS, RPC_OUTCOME_HEADER } from '@platform/shared/catalogue';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Registry } from 'prom-client';
+import { PLATFORM_PAYOUT_SUBJECTS } from '@platform/shared/catalogue';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import type { Logger } from '@platform/shared/log';
-import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { outboxCommitted } from '@platform/shared/outbox';
 import type { PayoutSettledRequest } from '@platform/shared/payments/rpc';
+import { serveRequests, type Reply } from '@platform/shared/request-server';
 import type { Worker } from '@platform/shared/service';
-import type { CommissionsDeps } from '../deps.ts';
-import { followLedger } from './platform-ledger.ts';
+import type { CommissionsDeps } from './deps.ts';
+import { followLedger } from './domain/platform-ledger.ts';
 
 /**
  * Answers the payment service's reports of ledger payouts that settled, whatever state the payout is in: pending or
@@ -19,16 +19,17 @@ import { followLedger } from './platform-ledger.ts';
  * at error level, counted in platform_payout_mismatches_total and acknowledged: reporting it again would not change
  * it, an operator has to. A report that could not be applied (the database) is answered `error` and sent again.
  */
-export function serveSettledReports(
-  sql: Sql,
-  nc: NatsConnection,
-  prefix: string,
-  deps: CommissionsDeps,
-  log: Logger,
-): Worker {
-  const inFlight = new Set<Promise<void>>();
-  const answer = async (data: Uint8Array, respond: (ok: boolean) => void) => {
-    const report = decodeJson<PayoutSettledRequest>(data);
+export function serveSettledReports(opts: {
+  sql: Sql;
+  nc: NatsConnection;
+  prefix: string;
+  deps: CommissionsDeps;
+  log: Logger;
+  registry: Registry;
+}): Worker {
+  const { sql, deps, log } = opts;
+  const acknowledged: Reply = { outcome: 'ok', body: {} };
+  const settle = async (report: PayoutSettledRequest): Promise<Reply> => {
     const ids = {
       merchant_id: report.merchant_id,
       payout_id: report.payout_id,
@@ -56,35 +57,35 @@ export function serveSettledReports(
         if (changed) outboxCommitted(sql);
         log.info('platform payout settled', { ...ids, status: report.status, changed });
       }
-      respond(true);
+      return acknowledged;
     } catch (err) {
       // A move refused is a disagreement the checks above did not foresee: the same, never sent again.
       if (err instanceof ApiError) {
         deps.payoutMetrics?.mismatch();
         log.error('a platform payout disagrees with its ledger payout', { ...ids, reported: report.status, err });
-        return respond(true);
+        return acknowledged;
       }
       log.warn('a platform payout report failed; the payments service sends it again', { ...ids, err });
-      respond(false);
+      throw new ApiError('UNAVAILABLE', 'The report could not be applied; send it again', undefined, { cause: err });
     }
   };
-  const subscription: Subscription = nc.subscribe(PLATFORM_PAYOUT_SUBJECTS.settled(prefix), {
-    queue: 'commissions',
-    callback: (err, msg) => {
-      if (err) return log.error('platform payout report subscription error', { err });
-      const work = answer(msg.data, (ok) => {
-        const h = headers();
-        h.set(RPC_OUTCOME_HEADER, ok ? 'ok' : 'error');
-        msg.respond(encodeJson({}), { headers: h });
-      }).catch((e: unknown) => log.error('platform payout report', { err: e }));
-      inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
+  return serveRequests({
+    nc: opts.nc,
+    routes: [
+      {
+        subject: PLATFORM_PAYOUT_SUBJECTS.settled(opts.prefix),
+        queue: 'commissions',
+        name: 'platform_payout_settled',
+        run: settle,
+      },
+    ],
+    log,
+    registry: opts.registry,
+    metrics: {
+      total: 'platform_payout_reports_total',
+      duration: 'platform_payout_report_duration_seconds',
+      help: 'Reports of settled platform payouts',
+      label: 'operation',
     },
   });
-  return {
-    async stop() {
-      await subscription.drain().catch(() => {});
-      await Promise.all([...inFlight]);
-    },
-  };
 }

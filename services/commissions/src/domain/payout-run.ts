@@ -24,7 +24,7 @@ import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payou
  * merchant's tax_form_policy says so (created pending with held_reason, not left out: the merchant sees what is owed
  * and why it waits). Concurrent calls for one merchant run one after the other (an advisory lock), so a commission is
  * grouped once. `affiliateIds` limits it to those affiliates (any status); by default every approved affiliate. Open
- * clawbacks of an affiliate are deducted from its payouts in their currency (engine/clawbacks.ts).
+ * clawbacks of an affiliate are deducted from its payouts in their currency (domain/clawbacks.ts).
  */
 export async function createPayouts(
   tx: Queryable,

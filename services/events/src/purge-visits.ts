@@ -2,7 +2,7 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startPeriodicPurge } from '@platform/shared/purge';
 import type { Worker } from '@platform/shared/service';
-import { deleteVisitsOlderThan } from '../queries/visits.ts';
+import { deleteVisitsOlderThan } from './queries/visits.ts';
 
 /**
  * Visits hold personal data (an IP hash, the user agent, a fingerprint) and serve attribution only inside the
