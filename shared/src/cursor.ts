@@ -51,6 +51,11 @@ function sign(key: Buffer, scope: CursorScope, payload: string): string {
     .toString('base64url');
 }
 
+/** The rows of a page, from a fetch of one row more than the limit: the extra one says whether another page exists. */
+function pageOf<R>(rows: R[], limit: number): { page: R[]; more: boolean } {
+  return { page: rows.slice(0, limit), more: rows.length > limit };
+}
+
 /**
  * One page of a keyset-paged list: asks `fetch` for one row more than the limit (which tells whether another page
  * exists without a count query) and answers `{ data, next_cursor }` with the cursor signed for `scope`.
@@ -64,16 +69,45 @@ export async function keysetPage<R extends { created_at: Date | string; id: stri
   present: (row: R) => T;
 }): Promise<{ data: T[]; next_cursor: string | null }> {
   const after = opts.cursor ? decodeCursor(opts.key, opts.scope, opts.cursor) : undefined;
-  const rows = await opts.fetch(after, opts.limit + 1);
-  const page = rows.slice(0, opts.limit);
+  const { page, more } = pageOf(await opts.fetch(after, opts.limit + 1), opts.limit);
   const last = page[page.length - 1];
   return {
     data: page.map(opts.present),
     next_cursor:
-      rows.length > opts.limit && last
-        ? encodeCursor(opts.key, opts.scope, { created_at: isoString(last.created_at), id: last.id })
-        : null,
+      more && last ? encodeCursor(opts.key, opts.scope, { created_at: isoString(last.created_at), id: last.id }) : null,
   };
+}
+
+/** Where a page of a list paged by object ids starts: after (older than) or before (newer than) a row, or at the newest. */
+export type RowPosition = { direction: 'after' | 'before'; created_at: Date; id: string } | null;
+
+/**
+ * One page of a list paged by object ids, newest first (the /v1 surface's lists, as Stripe pages them): `after`
+ * pages towards older rows and `before` towards newer ones (the page still newest first); `has_more` says whether
+ * more lie that way. The row a cursor names must be one this caller may see (`locate` answers its created time);
+ * the refusals, for both cursors at once or one that names nothing, are the surface's to word.
+ */
+export async function objectIdPage<R extends { created_at: Date; id: string }, T>(opts: {
+  after: string | undefined;
+  before: string | undefined;
+  limit: number;
+  locate: (id: string) => Promise<Date | null>;
+  fetch: (position: RowPosition, limit: number) => Promise<R[]>;
+  present: (row: R) => T;
+  refuse: { both(): Error; unknown(cursor: 'after' | 'before', id: string): Error };
+}): Promise<{ data: T[]; has_more: boolean }> {
+  if (opts.after !== undefined && opts.before !== undefined) throw opts.refuse.both();
+  let position: RowPosition = null;
+  const direction = opts.after !== undefined ? 'after' : opts.before !== undefined ? 'before' : null;
+  const id = opts.after ?? opts.before;
+  if (direction && id !== undefined) {
+    const created = await opts.locate(id);
+    if (!created) throw opts.refuse.unknown(direction, id);
+    position = { direction, created_at: created, id };
+  }
+  const { page, more } = pageOf(await opts.fetch(position, opts.limit + 1), opts.limit);
+  if (position?.direction === 'before') page.reverse();
+  return { data: page.map(opts.present), has_more: more };
 }
 
 const isoString = (t: Date | string) => (typeof t === 'string' ? t : t.toISOString());

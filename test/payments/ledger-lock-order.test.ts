@@ -1,5 +1,5 @@
 import t from 'tap';
-import { payoutFailureMovement, payoutMovement, transferMovement } from '@platform/payments/ledger-rules';
+import { payoutFailureMovement, payoutMovement, transferMovement } from '@platform/payments/domain/ledger-rules';
 import { postMovement, postMovements } from '@platform/payments/queries/ledger';
 import { eventually, startPlatform } from '../helpers/platform.ts';
 

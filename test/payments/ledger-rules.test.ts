@@ -8,8 +8,8 @@ import {
   payoutMovement,
   processingFee,
   transferMovement,
-} from '@platform/payments/ledger-rules';
-import { accountStanding } from '@platform/payments/requirements';
+} from '@platform/payments/domain/ledger-rules';
+import { accountStanding } from '@platform/payments/domain/requirements';
 import { railOutcome } from '@platform/payments/clock';
 
 const sum = (m: { postings: { amount: number }[] }) => m.postings.reduce((a, p) => a + p.amount, 0);

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { loadPaymentsConfig } from '@platform/payments/config';
-import { processingFee } from '@platform/payments/ledger-rules';
+import { processingFee } from '@platform/payments/domain/ledger-rules';
 import type { PaymentProcessor } from '@platform/payments/processor';
 import { startPaymentsService } from '@platform/payments/service';
 import type { Sql } from '@platform/shared/db';

@@ -2,16 +2,13 @@ import { newId } from '@platform/shared/ids';
 import { withoutDeadline } from '@platform/shared/deadline';
 import type { Logger } from '@platform/shared/log';
 import type { TransactionSql } from '@platform/shared/db';
-import { invalidRequest, StripeError } from '@platform/shared/payments/errors';
+import { invalidRequest } from '@platform/shared/payments/errors';
 import type { PaymentsDeps } from './deps.ts';
-import { chargeMovement, processingFee } from './ledger-rules.ts';
-import { presentPaymentIntent } from './present.ts';
+import { chargeMovement, processingFee } from './domain/ledger-rules.ts';
 import { postMovement } from './queries/ledger.ts';
 import { findPaymentIntent, type PaymentIntentRow } from './queries/payment-intents.ts';
-import { finishProcessing, type ProcessedChange, type ProcessingIntent } from './queries/processing.ts';
-
-/** A processor call's outcome: the intent's change, and the money taken (automatic or manual capture), if any. */
-export type Confirmation = ProcessedChange & { captured?: { amount: number; fundsAvailableAtOnce: boolean } };
+import { authorizationChange, type Confirmation } from './domain/charge.ts';
+import { finishProcessing, type ProcessingIntent } from './queries/processing.ts';
 
 /**
  * Refuses, before anything is written, a payment method the processor does not have in the key's mode. A test
@@ -62,39 +59,9 @@ export async function askProcessor(deps: PaymentsDeps, intent: ProcessingIntent)
     livemode: intent.livemode,
     actionCompleted: actionCompleted ?? false,
   });
-  const method = { id: paymentMethod, object: 'payment_method' as const };
-  switch (outcome.kind) {
-    case 'unknown_method':
-      // Looked up before the intent was written; a processor that forgot it since is answered as Stripe would.
-      return {
-        status: 'requires_payment_method',
-        payment_method: null,
-        last_payment_error: {
-          type: 'invalid_request_error',
-          code: 'resource_missing',
-          message: `No such PaymentMethod: '${paymentMethod}'`,
-          payment_method: method,
-        },
-      };
-    case 'declined':
-      return {
-        status: 'requires_payment_method',
-        payment_method: null,
-        last_payment_error: {
-          type: 'card_error',
-          code: outcome.code,
-          decline_code: outcome.declineCode,
-          message: outcome.message,
-          payment_method: method,
-        },
-      };
-    case 'action_required':
-      return { status: 'requires_action', payment_method: paymentMethod, last_payment_error: null };
-    case 'authorized':
-      if (intent.capture_method === 'manual')
-        return { status: 'requires_capture', payment_method: paymentMethod, last_payment_error: null };
-      return { ...(await capture()), payment_method: paymentMethod };
-  }
+  if (outcome.kind === 'authorized' && intent.capture_method !== 'manual')
+    return { ...(await capture()), payment_method: paymentMethod };
+  return authorizationChange(outcome, paymentMethod);
 }
 
 /**
@@ -137,22 +104,6 @@ export async function settle(
     log.warn('outcome not written; the intent stays processing for the reconciler', { err, intent: intent.id });
     return { row: intent, decision: null };
   }
-}
-
-/** The answer to a confirmation: the intent, or (declined) the card error that carries it, status 402. */
-export function confirmed(row: PaymentIntentRow, decision: Confirmation | null) {
-  const error = row.last_payment_error;
-  if (decision?.status === 'requires_payment_method' && error?.type === 'invalid_request_error')
-    throw invalidRequest(error.message, { code: error.code, param: 'payment_method' });
-  if (decision?.status === 'requires_payment_method' && error)
-    throw new StripeError(402, {
-      type: 'card_error',
-      code: error.code,
-      ...(error.decline_code ? { decline_code: error.decline_code } : {}),
-      message: error.message,
-      payment_intent: presentPaymentIntent(row),
-    });
-  return presentPaymentIntent(row);
 }
 
 /**

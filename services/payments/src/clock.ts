@@ -3,7 +3,7 @@ import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import type { Worker } from '@platform/shared/service';
 import type { PaymentsDeps } from './deps.ts';
-import { availabilityMovement, payoutFailureMovement, transferMovement } from './ledger-rules.ts';
+import { availabilityMovement, payoutFailureMovement, transferMovement } from './domain/ledger-rules.ts';
 import { postMovement, postMovements } from './queries/ledger.ts';
 import { claimDuePayouts, movePayout, type PayoutRow } from './queries/payouts.ts';
 import { claimDueTransactions, markAvailable } from './queries/transactions.ts';

@@ -2,8 +2,10 @@ import type { AccountRow } from './queries/accounts.ts';
 import type { PaymentIntentRow } from './queries/payment-intents.ts';
 import type { BalanceTransactionRow } from './queries/transactions.ts';
 import type { PayoutRow } from './queries/payouts.ts';
-import { accountStanding } from './requirements.ts';
-import { unixSeconds } from './list.ts';
+import { accountStanding } from './domain/requirements.ts';
+import { objectIdPage, type RowPosition } from '@platform/shared/cursor';
+import type { ListParams } from './queries/keyset.ts';
+import { stripeListRefusals } from './stripe-errors.ts';
 
 /**
  * The only way the payments service's rows leave it, field by field, so that a column added to a table is never
@@ -137,4 +139,30 @@ export function presentPayout(p: PayoutRow) {
     created: unixSeconds(p.created_at),
     livemode: p.livemode,
   };
+}
+
+export const unixSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/**
+ * Stripe's list envelope over a page of rows newest first (objectIdPage in cursor.ts): `starting_after` pages towards
+ * older objects and `ending_before` towards newer ones; the object a cursor names must be one this caller may see
+ * (`locate` answers its created time), else 400 resource_missing.
+ */
+export async function presentList<R extends { created_at: Date; id: string }, T>(opts: {
+  params: ListParams;
+  url: string;
+  locate: (id: string) => Promise<Date | null>;
+  fetch: (position: RowPosition, limit: number) => Promise<R[]>;
+  present: (row: R) => T;
+}): Promise<{ object: 'list'; data: T[]; has_more: boolean; url: string }> {
+  const { data, has_more } = await objectIdPage({
+    after: opts.params.starting_after,
+    before: opts.params.ending_before,
+    limit: opts.params.limit ?? 10,
+    locate: opts.locate,
+    fetch: opts.fetch,
+    present: opts.present,
+    refuse: stripeListRefusals,
+  });
+  return { object: 'list', data, has_more, url: opts.url };
 }

@@ -5,28 +5,33 @@ import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { PaymentsConfig } from './config.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { startClock } from './clock.ts';
-import { affiliatePayoutHandler } from './operations/affiliate-payouts.ts';
+import { affiliatePayoutRoute } from './operations/affiliate-payout.ts';
+import { cancelPaymentIntentOperation } from './operations/cancel-payment-intent.ts';
+import { capturePaymentIntentOperation } from './operations/capture-payment-intent.ts';
+import { confirmPaymentIntentOperation } from './operations/confirm-payment-intent.ts';
+import { createAccountLinkOperation } from './operations/create-account-link.ts';
+import { createAccountOperation } from './operations/create-account.ts';
+import { createPaymentIntentOperation } from './operations/create-payment-intent.ts';
+import { createPayoutOperation } from './operations/create-payout.ts';
+import { listAccountsOperation } from './operations/list-accounts.ts';
+import { listPaymentIntentsOperation } from './operations/list-payment-intents.ts';
+import { listPayoutsOperation } from './operations/list-payouts.ts';
+import { listTransactionsOperations } from './operations/list-transactions.ts';
+import { openOnboarding } from './operations/open-onboarding.ts';
+import { retrieveAccountOperation } from './operations/retrieve-account.ts';
+import { retrieveBalanceOperation } from './operations/retrieve-balance.ts';
+import { retrievePaymentIntentOperation } from './operations/retrieve-payment-intent.ts';
+import { retrievePayoutOperation } from './operations/retrieve-payout.ts';
+import { submitOnboarding } from './operations/submit-onboarding.ts';
 import { startSettlementReporter } from './report-settled.ts';
-import { createAccountLinkOperation, openOnboarding, submitOnboarding } from './operations/account-links.ts';
-import { createAccountOperation, listAccountsOperation, retrieveAccountOperation } from './operations/accounts.ts';
-import { listTransactionsOperations, retrieveBalanceOperation } from './operations/balance.ts';
-import {
-  cancelPaymentIntentOperation,
-  capturePaymentIntentOperation,
-  confirmPaymentIntentOperation,
-  createPaymentIntentOperation,
-  listPaymentIntentsOperation,
-  retrievePaymentIntentOperation,
-} from './operations/payment-intents.ts';
-import { createPayoutOperation, listPayoutsOperation, retrievePayoutOperation } from './operations/payouts.ts';
 import { sandboxProcessor, type PaymentProcessor } from './processor.ts';
 import { startLedgerReconciler } from './reconcile-ledger.ts';
 import { startProcessingReconciler } from './reconcile-processing.ts';
-import { servePayments, type Handler } from './rpc.ts';
+import { servePayments } from './serve.ts';
 
 /**
  * The platform payment API's service: connected accounts and their onboarding, payment intents, the ledger with its
- * balance transactions, and payouts. It answers the gateway over NATS (rpc.ts); its clock makes pending funds
+ * balance transactions, and payouts. It answers the gateway over NATS (serve.ts); its clock makes pending funds
  * available and moves payouts along the sandbox rail.
  */
 export async function startPaymentsService(
@@ -51,35 +56,31 @@ export async function startPaymentsService(
         payoutRailStepMs: config.PAYOUT_RAIL_STEP_MS,
         accountLinkTtlSeconds: config.ACCOUNT_LINK_TTL_S,
       };
-      const handlers = [
-        createAccountOperation(deps),
-        retrieveAccountOperation(deps),
-        listAccountsOperation(deps),
-        createAccountLinkOperation(deps),
-        openOnboarding(deps),
-        submitOnboarding(deps),
-        createPaymentIntentOperation(deps),
-        retrievePaymentIntentOperation(deps),
-        listPaymentIntentsOperation(deps),
-        confirmPaymentIntentOperation(deps),
-        capturePaymentIntentOperation(deps),
-        cancelPaymentIntentOperation(deps),
-        ...listTransactionsOperations(deps),
-        retrieveBalanceOperation(deps),
-        createPayoutOperation(deps),
-        retrievePayoutOperation(deps),
-        listPayoutsOperation(deps),
-        affiliatePayoutHandler(deps),
-      ] as Handler<{ request_id: string; deadline: number }>[];
       return Promise.resolve([
         servePayments({
           nc: runtime.nc,
           prefix: config.NATS_PREFIX,
-          handlers,
+          deps,
+          operations: [
+            createAccountOperation,
+            retrieveAccountOperation,
+            listAccountsOperation,
+            createAccountLinkOperation,
+            createPaymentIntentOperation,
+            retrievePaymentIntentOperation,
+            listPaymentIntentsOperation,
+            confirmPaymentIntentOperation,
+            capturePaymentIntentOperation,
+            cancelPaymentIntentOperation,
+            ...listTransactionsOperations,
+            retrieveBalanceOperation,
+            createPayoutOperation,
+            retrievePayoutOperation,
+            listPayoutsOperation,
+          ],
+          routes: [openOnboarding(deps), submitOnboarding(deps), affiliatePayoutRoute(deps)],
           log: runtime.log,
           registry: runtime.registry,
-          sql: runtime.sql,
-          encryptionKey: deps.encryptionKey,
         }),
         startClock(deps, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),
         startSettlementReporter(deps, runtime.nc, config.NATS_PREFIX, runtime.log, config.PAYMENTS_CLOCK_INTERVAL_MS),

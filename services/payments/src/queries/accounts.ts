@@ -1,5 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
-import { createdRange, keyset, type ListParams, type Position } from '../list.ts';
+import type { RowPosition } from '@platform/shared/cursor';
+import { createdRange, keyset, type ListParams } from './keyset.ts';
 
 export interface AccountRow {
   id: string;
@@ -57,7 +58,7 @@ export async function accountCreatedAt(sql: Sql, livemode: boolean, id: string):
   return row?.created_at ?? null;
 }
 
-export function listAccounts(sql: Sql, livemode: boolean, params: ListParams, position: Position, limit: number) {
+export function listAccounts(sql: Sql, livemode: boolean, params: ListParams, position: RowPosition, limit: number) {
   const page = keyset(sql, position);
   return sql<AccountRow[]>`
     select ${COLUMNS(sql)} from payment_accounts

@@ -1,5 +1,5 @@
 import type { Queryable } from '@platform/shared/db';
-import { isExternal, type Movement } from '../ledger-rules.ts';
+import { isExternal, type Movement } from '../domain/ledger-rules.ts';
 import type { BalanceTransactionRow } from './transactions.ts';
 
 /** The balance transaction that shows a movement to its holder (written with it). */

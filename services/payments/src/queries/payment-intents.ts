@@ -1,5 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
-import { createdRange, keyset, type ListParams, type Position } from '../list.ts';
+import type { RowPosition } from '@platform/shared/cursor';
+import { createdRange, keyset, type ListParams } from './keyset.ts';
 
 export type PaymentIntentStatus =
   | 'requires_payment_method'
@@ -101,7 +102,7 @@ export function listPaymentIntents(
   livemode: boolean,
   account: string | null,
   params: ListParams,
-  position: Position,
+  position: RowPosition,
   limit: number,
 ) {
   const page = keyset(sql, position);

@@ -1,5 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
-import { createdRange, keyset, type ListParams, type Position } from '../list.ts';
+import type { RowPosition } from '@platform/shared/cursor';
+import { createdRange, keyset, type ListParams } from './keyset.ts';
 
 export type PayoutStatus = 'pending' | 'in_transit' | 'paid' | 'failed' | 'canceled';
 
@@ -63,7 +64,7 @@ export function listPayouts(
   livemode: boolean,
   holder: string,
   params: ListParams & { status?: string },
-  position: Position,
+  position: RowPosition,
   limit: number,
 ) {
   const page = keyset(sql, position);

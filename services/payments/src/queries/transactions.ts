@@ -1,5 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
-import { createdRange, keyset, type ListParams, type Position } from '../list.ts';
+import type { RowPosition } from '@platform/shared/cursor';
+import { createdRange, keyset, type ListParams } from './keyset.ts';
 
 export interface BalanceTransactionRow {
   id: string;
@@ -29,7 +30,7 @@ export function listTransactions(
   livemode: boolean,
   holder: string,
   params: ListParams & { type?: string; currency?: string; source?: string },
-  position: Position,
+  position: RowPosition,
   limit: number,
 ) {
   const page = keyset(sql, position);

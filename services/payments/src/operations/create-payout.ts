@@ -1,15 +1,15 @@
 import { newId } from '@platform/shared/ids';
-import { invalidRequest, resourceMissing } from '@platform/shared/payments/errors';
+import { defineOperation } from '@platform/shared/operation';
+import { invalidRequest } from '@platform/shared/payments/errors';
 import { paymentsApi } from '@platform/shared/payments/operations';
-import type { PaymentsDeps } from '../deps.ts';
-import { payoutMovement } from '../ledger-rules.ts';
-import { listPage } from '../list.ts';
-import { definePaymentsOperation } from '../operation.ts';
+import type { PaymentsContext } from '../context.ts';
+import { payoutMovement } from '../domain/ledger-rules.ts';
 import { presentPayout } from '../present.ts';
 import { findAccount } from '../queries/accounts.ts';
 import { isBalanceInsufficient, postMovement } from '../queries/ledger.ts';
-import { findPayout, insertPayout, listPayouts } from '../queries/payouts.ts';
-import { accountStanding } from '../requirements.ts';
+import { insertPayout } from '../queries/payouts.ts';
+import { accountStanding } from '../domain/requirements.ts';
+import { stripeRefusals } from '../stripe-errors.ts';
 import { checkCurrency, cleanMetadata } from './params.ts';
 
 /**
@@ -17,8 +17,9 @@ import { checkCurrency, cleanMetadata } from './params.ts';
  * lock orders concurrent payouts, and one that would take the balance below zero is refused (balance_insufficient)
  * with nothing written.
  */
-export const createPayoutOperation = (deps: PaymentsDeps) =>
-  definePaymentsOperation(deps, paymentsApi.createPayout, async (ctx, params) => {
+export const createPayoutOperation = defineOperation(
+  paymentsApi.createPayout,
+  async (ctx: PaymentsContext, { params }) => {
     const currency = checkCurrency(params.currency);
     let destinationLast4: string | null = null;
     if (ctx.account !== null) {
@@ -57,7 +58,7 @@ export const createPayoutOperation = (deps: PaymentsDeps) =>
           arrival_date: new Date(Date.now() + 2 * ctx.deps.payoutRailStepMs),
         });
       });
-      return presentPayout(row);
+      return { outcome: 'ok', body: presentPayout(row) };
     } catch (err) {
       if (isBalanceInsufficient(err))
         throw invalidRequest(
@@ -66,22 +67,6 @@ export const createPayoutOperation = (deps: PaymentsDeps) =>
         );
       throw err;
     }
-  });
-
-export const retrievePayoutOperation = (deps: PaymentsDeps) =>
-  definePaymentsOperation(deps, paymentsApi.retrievePayout, async (ctx, _params, id) => {
-    const row = await findPayout(ctx.sql, ctx.livemode, ctx.holder, id);
-    if (!row) throw resourceMissing('payout', id, 'payout');
-    return presentPayout(row);
-  });
-
-export const listPayoutsOperation = (deps: PaymentsDeps) =>
-  definePaymentsOperation(deps, paymentsApi.listPayouts, (ctx, params) =>
-    listPage({
-      params,
-      url: '/v1/payouts',
-      locate: async (id) => (await findPayout(ctx.sql, ctx.livemode, ctx.holder, id))?.created_at ?? null,
-      fetch: (position, limit) => listPayouts(ctx.sql, ctx.livemode, ctx.holder, params, position, limit),
-      present: presentPayout,
-    }),
-  );
+  },
+  stripeRefusals,
+);
