@@ -21,6 +21,7 @@ import { createDashboardApi } from './dashboard/router.ts';
 import { traceRequest } from './request-span.ts';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
+import { createReferenceRouter } from './reference/router.ts';
 import { trustProxySetting } from './trust-proxy.ts';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -123,6 +124,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
   app.use(dashboard.router);
   app.use(dashboardAssets(findDashboardDir()));
+  app.use(createReferenceRouter());
 
   // The platform payment API: platform keys, Stripe's conventions, the payments service (v1/router.ts).
   const v1 = createV1({
