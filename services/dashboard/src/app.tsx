@@ -73,6 +73,9 @@ export function App() {
                 </Link>
               </li>
             ))}
+            <li>
+              <a href="/docs">API reference</a>
+            </li>
           </ul>
         </nav>
         <main id="main">{pageFor(path, session)}</main>
