@@ -37,8 +37,26 @@ export const dash = createClient<DashboardPaths>(options);
 api.use(session);
 dash.use(session);
 
+interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
 interface ErrorBody {
-  error?: { code?: string; message?: string; details?: { path: string; message: string }[] };
+  error?: { code?: string; message?: string; details?: ErrorDetail[] };
+}
+
+/** A refused or failed request: the message in words, and the API's per-field problems (INVALID_INPUT). */
+export class RequestFailed extends Error {
+  readonly code: string | undefined;
+  readonly details: ErrorDetail[];
+  constructor(body: unknown) {
+    super(errorText(body));
+    const e = (body as ErrorBody | undefined)?.error;
+    this.name = 'RequestFailed';
+    this.code = e?.code;
+    this.details = e?.details ?? [];
+  }
 }
 
 /** An API error in words: the message, and which field is wrong and why. */
@@ -49,8 +67,8 @@ export function errorText(error: unknown): string {
   return details ? `${e.message ?? 'Invalid input'}: ${details}` : (e.message ?? 'The request failed.');
 }
 
-/** Throws the error in words, so that callers handle one kind of failure. */
+/** Throws the error in words (with its details), so that callers handle one kind of failure. */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
-  if (result.error !== undefined || !result.response.ok) throw new Error(errorText(result.error));
+  if (result.error !== undefined || !result.response.ok) throw new RequestFailed(result.error);
   return result.data as T;
 }

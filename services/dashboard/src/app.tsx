@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { dash, setSessionAuth, type Session } from './api.ts';
-import { navigate, usePath } from './router.ts';
+import { matchRoute, navigate, usePath } from './router.ts';
 import { Link, Loading } from './ui.tsx';
 import { SignIn } from './pages/sign-in.tsx';
-import { pageFor } from './pages/index.tsx';
+import { ROUTES } from './pages/index.tsx';
+import { NotFound } from './pages/not-found.tsx';
 
 const NAV = [
   { to: '/', label: 'Overview' },
@@ -46,6 +47,7 @@ export function App() {
     setSession(null);
     navigate('/');
   };
+  const found = matchRoute(ROUTES, path);
   const active = (to: string) =>
     to === '/'
       ? path === '/'
@@ -78,7 +80,10 @@ export function App() {
             </li>
           </ul>
         </nav>
-        <main id="main">{pageFor(path, session)}</main>
+        <main id="main">
+          {/* Keyed by the path: another record's page starts afresh (its forms hold that record's values). */}
+          {found ? <found.route.page key={path} params={found.params} context={session} /> : <NotFound />}
+        </main>
       </div>
     </>
   );

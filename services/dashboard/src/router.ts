@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 /** Paths inside the app, without the /dashboard base. History API navigation: every page has its own URL. */
@@ -36,4 +37,37 @@ export function onLinkClick(e: MouseEvent, path: string): void {
   if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   e.preventDefault();
   navigate(path);
+}
+
+/** A path's named parts (`:id` in the pattern), decoded. */
+export type Params = Record<string, string>;
+
+/** One entry of the route table: a path pattern (`/affiliates/:id`) and the page shown there. */
+export interface Route<C> {
+  path: string;
+  page: (props: { params: Params; context: C }) => ComponentChildren;
+}
+
+/** The route whose pattern the path fits, with its params: each segment matches a literal or names a `:param`. */
+export function matchRoute<C>(
+  routes: readonly Route<C>[],
+  path: string,
+): { route: Route<C>; params: Params } | undefined {
+  let parts: string[];
+  try {
+    parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return undefined; // a malformed escape (%E0) names no page
+  }
+  for (const route of routes) {
+    const pattern = route.path.split('/').filter(Boolean);
+    if (pattern.length !== parts.length) continue;
+    const params: Params = {};
+    const fits = pattern.every((p, i) => {
+      if (p.startsWith(':')) params[p.slice(1)] = parts[i]!;
+      return p.startsWith(':') || p === parts[i];
+    });
+    if (fits) return { route, params };
+  }
+  return undefined;
 }

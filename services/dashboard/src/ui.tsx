@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import type { List, ListPage } from './hooks.ts';
 import { BASE, onLinkClick, reachedInApp } from './router.ts';
 
 /**
@@ -64,74 +65,82 @@ export function Loaded<T>(props: {
   return <>{props.children(props.state.data)}</>;
 }
 
-export function Pager(props: {
-  page: number;
-  next: string | null | undefined;
-  onNext: (c: string) => void;
-  onPrevious: () => void;
-  label: string;
-}) {
-  if (props.page === 1 && !props.next) return null;
+function Pager(props: { list: List<ListPage<unknown>>; next: string | null | undefined; label: string }) {
+  const { list } = props;
+  if (list.page === 1 && !props.next) return null;
   return (
     <nav class="pager" aria-label={`${props.label} pages`}>
-      <button type="button" disabled={props.page === 1} onClick={props.onPrevious}>
+      <button type="button" disabled={list.page === 1} onClick={list.previous}>
         Previous
       </button>
-      <span>Page {props.page}</span>
-      <button type="button" disabled={!props.next} onClick={() => props.next && props.onNext(props.next)}>
+      <span>Page {list.page}</span>
+      <button type="button" disabled={!props.next} onClick={() => props.next && list.next(props.next)}>
         Next
       </button>
     </nav>
   );
 }
 
-/**
- * One page of a cursor-paged list as a table: loading and error states, the empty text, the column headers (the last
- * one, `actions`, named for screen readers only), a row per item and the pager.
- */
-export function PagedTable<T>(props: {
-  state: { data: { data: T[]; next_cursor: string | null } | undefined; error: string | undefined; loading: boolean };
-  what: string;
-  empty: string;
+interface TableProps<T> {
+  /** The column headers; the last column, with `actions`, is named for screen readers only. */
   columns: string[];
   actions?: boolean;
-  pager: { page: number; next: (c: string) => void; previous: () => void };
-  label: string;
+  /** A caption for screen readers, where no heading names the table. */
+  caption?: string;
   row: (item: T) => ComponentChildren;
-}) {
+}
+
+/**
+ * A table of rows in its own box, which scrolls sideways when the table is wider than the screen (so that the page
+ * does not): every table of the dashboard is one.
+ */
+export function Table<T>(props: TableProps<T> & { rows: readonly T[] }) {
   return (
-    <Loaded state={props.state} what={props.what}>
+    <div class="table-wrap" tabIndex={0}>
+      <table>
+        {props.caption ? <caption class="visually-hidden">{props.caption}</caption> : null}
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+            {props.actions ? (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>{props.rows.map(props.row)}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/**
+ * One page of a cursor-paged list (`useList`) as a table: loading and error states, the empty text, a row per item
+ * and the pager.
+ */
+export function PagedTable<T>(
+  props: TableProps<T> & { list: List<ListPage<T>>; what: string; empty: string; label: string },
+) {
+  return (
+    <Loaded state={props.list} what={props.what}>
       {(page) =>
         page.data.length === 0 ? (
           <Empty>{props.empty}</Empty>
         ) : (
           <>
-            <div class="table-wrap" tabIndex={0}>
-              <table>
-                <thead>
-                  <tr>
-                    {props.columns.map((c) => (
-                      <th key={c} scope="col">
-                        {c}
-                      </th>
-                    ))}
-                    {props.actions ? (
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    ) : null}
-                  </tr>
-                </thead>
-                <tbody>{page.data.map(props.row)}</tbody>
-              </table>
-            </div>
-            <Pager
-              label={props.label}
-              page={props.pager.page}
-              next={page.next_cursor}
-              onNext={props.pager.next}
-              onPrevious={props.pager.previous}
+            <Table
+              columns={props.columns}
+              actions={props.actions}
+              caption={props.caption}
+              rows={page.data}
+              row={props.row}
             />
+            <Pager list={props.list} next={page.next_cursor} label={props.label} />
           </>
         )
       }
@@ -139,11 +148,13 @@ export function PagedTable<T>(props: {
   );
 }
 
-export const Field = (props: { label: string; children: ComponentChildren; hint?: string }) => (
+/** A labelled input, its hint, and what the API said is wrong with it (a refused submit's INVALID_INPUT detail). */
+export const Field = (props: { label: string; children: ComponentChildren; hint?: string; error?: string }) => (
   <label class="field">
     <span>{props.label}</span>
     {props.children}
     {props.hint ? <small class="muted">{props.hint}</small> : null}
+    {props.error ? <small class="error field-error">{props.error}</small> : null}
   </label>
 );
 

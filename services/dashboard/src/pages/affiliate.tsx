@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
-import { useAction, useLoad, usePager } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page, Pager, Status } from '../ui.tsx';
+import { useAction, useForm, useList, useLoad } from '../hooks.ts';
+import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable, Status } from '../ui.tsx';
 import { TaxAndPayout } from './affiliate-tax.tsx';
 
 type Affiliate = Schemas['Affiliate'];
@@ -29,16 +28,15 @@ export function AffiliatePage(props: { affiliateId: string }) {
     [props.affiliateId],
   );
   const action = useAction();
-  const update = async (body: Schemas['UpdateAffiliate']) => {
-    const done = await action.run(async () =>
-      unwrap(
-        await api.PATCH('/api/v1/affiliates/{affiliate_id}', {
-          params: { path: { affiliate_id: props.affiliateId } },
-          body,
-        }),
-      ),
+  const patch = async (body: Schemas['UpdateAffiliate']) =>
+    unwrap(
+      await api.PATCH('/api/v1/affiliates/{affiliate_id}', {
+        params: { path: { affiliate_id: props.affiliateId } },
+        body,
+      }),
     );
-    if (done) affiliate.reload();
+  const update = async (body: Schemas['UpdateAffiliate']) => {
+    if (await action.run(() => patch(body))) affiliate.reload();
   };
   return (
     <Page title="Affiliate" actions={<Link to="/affiliates">All affiliates</Link>}>
@@ -71,7 +69,7 @@ export function AffiliatePage(props: { affiliateId: string }) {
               <dd>{formatTime(a.created_at)}</dd>
             </dl>
             <ErrorText error={action.error} />
-            <RateAndTier affiliate={a} busy={action.busy} onSave={update} />
+            <RateAndTier affiliate={a} save={patch} onSaved={affiliate.reload} />
             <TaxAndPayout affiliateId={a.id} />
             <Lineage affiliate={a} />
             <Coupons affiliateId={a.id} />
@@ -84,36 +82,36 @@ export function AffiliatePage(props: { affiliateId: string }) {
 
 function RateAndTier(props: {
   affiliate: Affiliate;
-  busy: boolean;
-  onSave: (b: Schemas['UpdateAffiliate']) => Promise<void>;
+  save: (b: Schemas['UpdateAffiliate']) => Promise<unknown>;
+  onSaved: () => void;
 }) {
   const a = props.affiliate;
-  const [rate, setRate] = useState(
-    a.custom_commission_rate === null ? '' : String(Math.round(a.custom_commission_rate * 1e6) / 1e4),
-  );
-  const [tier, setTier] = useState(a.tier_id ?? '');
   const tiers = useLoad(async () => unwrap(await dash.GET('/dashboard/api/tiers')), []);
+  const form = useForm(
+    {
+      custom_commission_rate:
+        a.custom_commission_rate === null ? '' : String(Math.round(a.custom_commission_rate * 1e6) / 1e4),
+      tier_id: a.tier_id ?? '',
+    },
+    (v) =>
+      props.save({
+        custom_commission_rate: v.custom_commission_rate === '' ? null : Number(v.custom_commission_rate) / 100,
+        tier_id: v.tier_id || null,
+      }),
+    props.onSaved,
+    { keep: true },
+  );
   return (
-    <form
-      class="inline-form"
-      aria-label="Commission rate and tier"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void props.onSave({ custom_commission_rate: rate === '' ? null : Number(rate) / 100, tier_id: tier || null });
-      }}
-    >
-      <Field label="Custom rate (%)" hint="empty: the tier’s or the programme’s rate">
-        <input
-          type="number"
-          min={0}
-          max={100}
-          step="0.0001"
-          value={rate}
-          onInput={(e) => setRate(e.currentTarget.value)}
-        />
+    <form class="inline-form" aria-label="Commission rate and tier" onSubmit={form.onSubmit}>
+      <Field
+        label="Custom rate (%)"
+        hint="empty: the tier’s or the programme’s rate"
+        error={form.fieldError('custom_commission_rate')}
+      >
+        <input type="number" min={0} max={100} step="0.0001" {...form.bind('custom_commission_rate')} />
       </Field>
-      <Field label="Tier">
-        <select value={tier} onChange={(e) => setTier(e.currentTarget.value)}>
+      <Field label="Tier" error={form.fieldError('tier_id')}>
+        <select {...form.bind('tier_id')}>
           <option value="">No tier</option>
           {(tiers.data?.data ?? []).map((t) => (
             <option key={t.id} value={t.id}>
@@ -122,25 +120,23 @@ function RateAndTier(props: {
           ))}
         </select>
       </Field>
-      <button type="submit" disabled={props.busy}>
+      <button type="submit" disabled={form.pending}>
         Save rate and tier
       </button>
+      <ErrorText error={form.error} />
     </form>
   );
 }
 
 function Lineage(props: { affiliate: Affiliate }) {
-  const pager = usePager();
-  const children = useLoad(
-    async () =>
+  const children = useList(
+    async (cursor) =>
       unwrap(
         await api.GET('/api/v1/affiliates', {
-          params: {
-            query: { parent_id: props.affiliate.id, limit: 25, ...(pager.cursor ? { cursor: pager.cursor } : {}) },
-          },
+          params: { query: { parent_id: props.affiliate.id, limit: 25, ...(cursor ? { cursor } : {}) } },
         }),
       ),
-    [props.affiliate.id, pager.cursor],
+    [props.affiliate.id],
   );
   return (
     <section aria-labelledby="lineage-heading">
@@ -154,53 +150,44 @@ function Lineage(props: { affiliate: Affiliate }) {
         )}
       </p>
       <h3>Children</h3>
-      <Loaded state={children} what="children">
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No children.</Empty>
-          ) : (
-            <>
-              <ul class="plain">
-                {page.data.map((c) => (
-                  <li key={c.id}>
-                    <Link to={`/affiliates/${c.id}`}>{c.display_name}</Link> <span class="muted">{c.email}</span>{' '}
-                    <Status value={c.status} />
-                  </li>
-                ))}
-              </ul>
-              <Pager
-                label="Children"
-                page={pager.page}
-                next={page.next_cursor}
-                onNext={pager.next}
-                onPrevious={pager.previous}
-              />
-            </>
-          )
-        }
-      </Loaded>
+      <PagedTable
+        list={children}
+        what="children"
+        empty="No children."
+        columns={['Name', 'E-mail', 'Status']}
+        label="Children"
+        row={(c) => (
+          <tr key={c.id}>
+            <td>
+              <Link to={`/affiliates/${c.id}`}>{c.display_name}</Link>
+            </td>
+            <td>{c.email}</td>
+            <td>
+              <Status value={c.status} />
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
 
 function Coupons(props: { affiliateId: string }) {
-  const coupons = useLoad(
-    async () =>
-      unwrap(await api.GET('/api/v1/coupons', { params: { query: { affiliate_id: props.affiliateId, limit: 100 } } })),
+  const coupons = useList(
+    async (cursor) =>
+      unwrap(
+        await api.GET('/api/v1/coupons', {
+          params: { query: { affiliate_id: props.affiliateId, limit: 25, ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
     [props.affiliateId],
   );
-  const [code, setCode] = useState('');
   const action = useAction();
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const done = await action.run(async () =>
-      unwrap(await api.POST('/api/v1/coupons', { body: { code, affiliate_id: props.affiliateId } })),
-    );
-    if (done) {
-      setCode('');
-      coupons.reload();
-    }
-  };
+  const form = useForm(
+    { code: '' },
+    async (v) => unwrap(await api.POST('/api/v1/coupons', { body: { code: v.code, affiliate_id: props.affiliateId } })),
+    coupons.reload,
+  );
   const remove = async (id: string) => {
     const res = await action.run(async () =>
       unwrap(await api.DELETE('/api/v1/coupons/{coupon_id}', { params: { path: { coupon_id: id } } })),
@@ -210,38 +197,41 @@ function Coupons(props: { affiliateId: string }) {
   return (
     <section aria-labelledby="coupons-heading">
       <h2 id="coupons-heading">Coupons</h2>
-      <form class="inline-form" onSubmit={(e) => void create(e)}>
-        <Field label="New coupon code">
-          <input type="text" required maxLength={64} value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+      <form class="inline-form" onSubmit={form.onSubmit}>
+        <Field label="New coupon code" error={form.fieldError('code')}>
+          <input type="text" required maxLength={64} {...form.bind('code')} />
         </Field>
-        <button type="submit" disabled={action.busy}>
+        <button type="submit" disabled={form.pending}>
           Add coupon
         </button>
       </form>
-      <ErrorText error={action.error} />
-      <Loaded state={coupons} what="coupons">
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No coupons.</Empty>
-          ) : (
-            <ul class="plain">
-              {page.data.map((c) => (
-                <li key={c.id}>
-                  <code>{c.code}</code>{' '}
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => void remove(c.id)}
-                    aria-label={`Delete coupon ${c.code}`}
-                  >
-                    Delete
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
+      <ErrorText error={form.error ?? action.error} />
+      <PagedTable
+        list={coupons}
+        what="coupons"
+        empty="No coupons."
+        columns={['Code', 'Created']}
+        actions
+        label="Coupons"
+        row={(c) => (
+          <tr key={c.id}>
+            <td>
+              <code>{c.code}</code>
+            </td>
+            <td>{formatTime(c.created_at)}</td>
+            <td>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => void remove(c.id)}
+                aria-label={`Delete coupon ${c.code}`}
+              >
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

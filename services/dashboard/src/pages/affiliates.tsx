@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
-import { useAction, useLoad, usePager } from '../hooks.ts';
+import { useForm, useList } from '../hooks.ts';
 import { navigate } from '../router.ts';
-import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page, Pager, Status, StatusSelect } from '../ui.tsx';
+import { ErrorText, Field, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type StatusFilter = '' | 'pending' | 'approved' | 'suspended';
 
@@ -11,9 +11,8 @@ export function AffiliatesPage() {
   const [status, setStatus] = useState<StatusFilter>('');
   const [email, setEmail] = useState('');
   const [search, setSearch] = useState('');
-  const pager = usePager();
-  const list = useLoad(
-    async () =>
+  const list = useList(
+    async (cursor) =>
       unwrap(
         await api.GET('/api/v1/affiliates', {
           params: {
@@ -21,12 +20,12 @@ export function AffiliatesPage() {
               limit: 25,
               ...(status ? { status } : {}),
               ...(search ? { email: search } : {}),
-              ...(pager.cursor ? { cursor: pager.cursor } : {}),
+              ...(cursor ? { cursor } : {}),
             },
           },
         }),
       ),
-    [status, search, pager.cursor],
+    [status, search],
   );
   return (
     <Page title="Affiliates">
@@ -38,18 +37,10 @@ export function AffiliatesPage() {
           role="search"
           onSubmit={(e) => {
             e.preventDefault();
-            pager.reset();
             setSearch(email.trim());
           }}
         >
-          <StatusSelect
-            value={status}
-            options={['pending', 'approved', 'suspended'] as const}
-            onChange={(v) => {
-              pager.reset();
-              setStatus(v);
-            }}
-          />
+          <StatusSelect value={status} options={['pending', 'approved', 'suspended'] as const} onChange={setStatus} />
           <Field label="E-mail">
             <input
               type="email"
@@ -72,101 +63,70 @@ export function AffiliatesPage() {
             </button>
           ) : null}
         </form>
-        <Loaded state={list} what="affiliates">
-          {(page) =>
-            page.data.length === 0 ? (
-              <Empty>
-                {search || status ? 'No affiliate matches.' : 'No affiliates yet: add the first one above.'}
-              </Empty>
-            ) : (
-              <>
-                <div class="table-wrap" tabIndex={0}>
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">E-mail</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Joined</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {page.data.map((a) => (
-                        <tr key={a.id}>
-                          <td>
-                            <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link>
-                          </td>
-                          <td>{a.email}</td>
-                          <td>
-                            <Status value={a.status} />
-                          </td>
-                          <td>{formatTime(a.created_at)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                <Pager
-                  label="Affiliates"
-                  page={pager.page}
-                  next={page.next_cursor}
-                  onNext={pager.next}
-                  onPrevious={pager.previous}
-                />
-              </>
-            )
-          }
-        </Loaded>
+        <PagedTable
+          list={list}
+          what="affiliates"
+          empty={search || status ? 'No affiliate matches.' : 'No affiliates yet: add the first one above.'}
+          columns={['Name', 'E-mail', 'Status', 'Joined']}
+          label="Affiliates"
+          row={(a) => (
+            <tr key={a.id}>
+              <td>
+                <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link>
+              </td>
+              <td>{a.email}</td>
+              <td>
+                <Status value={a.status} />
+              </td>
+              <td>{formatTime(a.created_at)}</td>
+            </tr>
+          )}
+        />
       </section>
     </Page>
   );
 }
 
 function CreateAffiliate() {
-  const [form, setForm] = useState({
-    email: '',
-    display_name: '',
-    parent_email: '',
-    status: 'approved' as 'approved' | 'pending',
-  });
-  const action = useAction();
-  const set = (k: keyof typeof form) => (e: Event) =>
-    setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const body = {
-      email: form.email,
-      status: form.status,
-      ...(form.display_name ? { display_name: form.display_name } : {}),
-      ...(form.parent_email ? { parent_email: form.parent_email } : {}),
-    };
-    const created = await action.run(async () => unwrap(await api.POST('/api/v1/affiliates', { body })));
-    if (created) navigate(`/affiliates/${created.id}`);
-  };
+  const form = useForm(
+    { email: '', display_name: '', parent_email: '', status: 'approved' },
+    async (v) =>
+      unwrap(
+        await api.POST('/api/v1/affiliates', {
+          body: {
+            email: v.email,
+            status: v.status as 'approved' | 'pending',
+            ...(v.display_name ? { display_name: v.display_name } : {}),
+            ...(v.parent_email ? { parent_email: v.parent_email } : {}),
+          },
+        }),
+      ),
+    (created) => navigate(`/affiliates/${created.id}`),
+  );
   return (
     <section aria-labelledby="create-affiliate">
       <h2 id="create-affiliate">Add an affiliate</h2>
-      <form class="inline-form" onSubmit={(e) => void submit(e)}>
-        <Field label="E-mail">
-          <input type="email" required value={form.email} onInput={set('email')} />
+      <form class="inline-form" onSubmit={form.onSubmit}>
+        <Field label="E-mail" error={form.fieldError('email')}>
+          <input type="email" required {...form.bind('email')} />
         </Field>
-        <Field label="Display name (optional)">
-          <input type="text" maxLength={200} value={form.display_name} onInput={set('display_name')} />
+        <Field label="Display name (optional)" error={form.fieldError('display_name')}>
+          <input type="text" maxLength={200} {...form.bind('display_name')} />
         </Field>
-        <Field label="Parent’s e-mail (optional)">
-          <input type="email" value={form.parent_email} onInput={set('parent_email')} />
+        <Field label="Parent’s e-mail (optional)" error={form.fieldError('parent_email')}>
+          <input type="email" {...form.bind('parent_email')} />
         </Field>
         <Field label="Starts as">
-          <select value={form.status} onChange={set('status')}>
+          <select {...form.bind('status')}>
             <option value="approved">Approved</option>
             <option value="pending">Pending</option>
           </select>
         </Field>
-        <button type="submit" class="primary" disabled={action.busy}>
+        <button type="submit" class="primary" disabled={form.pending}>
           Add affiliate
         </button>
       </form>
-      <ErrorText error={action.error} />
+      <ErrorText error={form.error} />
     </section>
   );
 }

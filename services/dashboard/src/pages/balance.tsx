@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { dash, unwrap, type DashboardSchema } from '../api.ts';
-import { useAction, useLoad, usePager } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, PagedTable, Status } from '../ui.tsx';
+import { useAction, useForm, useList, useLoad } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, PagedTable, Status, Table } from '../ui.tsx';
 
 type Overview = DashboardSchema['BalanceOverview'];
 type Account = NonNullable<Overview['account']>;
@@ -96,66 +96,54 @@ function Figures(props: { overview: Overview }) {
       {currencies.length === 0 ? (
         <Empty>{props.overview.account?.livemode ? 'Nothing yet.' : 'Nothing yet: fund the account below.'}</Empty>
       ) : (
-        <div class="table-wrap" tabIndex={0}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Currency</th>
-                <th scope="col">Available</th>
-                <th scope="col">Pending</th>
-              </tr>
-            </thead>
-            <tbody>
-              {currencies.map((c) => (
-                <tr key={c}>
-                  <th scope="row">{c.toUpperCase()}</th>
-                  <td>{of(props.overview.available, c)}</td>
-                  <td>{of(props.overview.pending, c)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          columns={['Currency', 'Available', 'Pending']}
+          rows={currencies}
+          row={(c) => (
+            <tr key={c}>
+              <th scope="row">{c.toUpperCase()}</th>
+              <td>{of(props.overview.available, c)}</td>
+              <td>{of(props.overview.pending, c)}</td>
+            </tr>
+          )}
+        />
       )}
     </section>
   );
 }
 
 function Fund(props: { onFunded: () => void }) {
-  const [amount, setAmount] = useState('');
-  const [currency, setCurrency] = useState('usd');
-  const [method, setMethod] = useState<Funding['payment_method']>('pm_card_visa');
   const [done, setDone] = useState<string>();
-  const action = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setDone(undefined);
-    const body = { amount, currency, payment_method: method };
-    const intent = await action.run(async () => unwrap(await dash.POST('/dashboard/api/balance/fund', { body })));
-    if (!intent) return;
-    setDone(`Payment ${intent.id} ${intent.status.replace(/_/g, ' ')}: ${money(intent.amount)}`);
-    setAmount('');
-    props.onFunded();
-  };
+  const form = useForm(
+    { amount: '', currency: 'usd', payment_method: 'pm_card_visa' },
+    async (v) => {
+      setDone(undefined);
+      const body = { ...v, amount: v.amount.trim(), payment_method: v.payment_method as Funding['payment_method'] };
+      return unwrap(await dash.POST('/dashboard/api/balance/fund', { body }));
+    },
+    (intent) => {
+      setDone(`Payment ${intent.id} ${intent.status.replace(/_/g, ' ')}: ${money(intent.amount)}`);
+      props.onFunded();
+    },
+  );
   return (
     <section aria-labelledby="fund-heading">
       <h2 id="fund-heading">Fund the account</h2>
-      <form onSubmit={(e) => void submit(e)}>
+      <form onSubmit={form.onSubmit}>
         <div class="inline-form">
-          <Field label="Amount">
+          <Field label="Amount" error={form.fieldError('amount')}>
             <input
               type="text"
               inputMode="decimal"
               required
               size={10}
               pattern="[0-9]+(\.[0-9]{1,3})?"
-              value={amount}
-              onInput={(e) => setAmount(e.currentTarget.value.trim())}
+              {...form.bind('amount')}
               placeholder="250.00"
             />
           </Field>
-          <Field label="Currency">
-            <select value={currency} onChange={(e) => setCurrency(e.currentTarget.value)}>
+          <Field label="Currency" error={form.fieldError('currency')}>
+            <select {...form.bind('currency')}>
               {['usd', 'eur', 'gbp', 'cad', 'aud', 'jpy'].map((c) => (
                 <option key={c} value={c}>
                   {c.toUpperCase()}
@@ -163,8 +151,8 @@ function Fund(props: { onFunded: () => void }) {
               ))}
             </select>
           </Field>
-          <Field label="Payment method">
-            <select value={method} onChange={(e) => setMethod(e.currentTarget.value as Funding['payment_method'])}>
+          <Field label="Payment method" error={form.fieldError('payment_method')}>
+            <select {...form.bind('payment_method')}>
               {FUNDING_METHODS.map((m) => (
                 <option key={m.value} value={m.value}>
                   {m.label}
@@ -173,7 +161,7 @@ function Fund(props: { onFunded: () => void }) {
             </select>
           </Field>
         </div>
-        <button type="submit" class="primary" disabled={action.busy}>
+        <button type="submit" class="primary" disabled={form.pending}>
           Fund
         </button>
         {done ? (
@@ -181,32 +169,30 @@ function Fund(props: { onFunded: () => void }) {
             {done}
           </p>
         ) : null}
-        <ErrorText error={action.error} />
+        <ErrorText error={form.error} />
       </form>
     </section>
   );
 }
 
 function Transactions(props: { round: number }) {
-  const pager = usePager();
-  const page = useLoad(
-    async () =>
+  const list = useList(
+    async (cursor) =>
       unwrap(
         await dash.GET('/dashboard/api/balance/transactions', {
-          params: { query: pager.cursor ? { starting_after: pager.cursor } : {} },
+          params: { query: cursor ? { starting_after: cursor } : {} },
         }),
       ),
-    [pager.cursor, props.round],
+    [props.round],
   );
   return (
     <section aria-labelledby="transactions-heading">
       <h2 id="transactions-heading">Transactions</h2>
       <PagedTable
-        state={page}
+        list={list}
         what="transactions"
         empty="No transactions yet."
         columns={['Created', 'Type', 'Amount', 'Fee', 'Net', 'Status', 'Available on']}
-        pager={pager}
         label="Transactions"
         row={(t) => (
           <tr key={t.id} data-transaction={t.id}>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api.ts';
-import { useAction, useLoad, usePager } from '../hooks.ts';
+import { useAction, useForm, useList } from '../hooks.ts';
 import { ErrorText, Field, formatMoney, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type Commission = Schemas['Commission'];
@@ -12,9 +12,8 @@ export function CommissionsPage() {
   const [status, setStatus] = useState<StatusFilter>('');
   const [affiliateInput, setAffiliateInput] = useState(initialAffiliate);
   const [affiliate, setAffiliate] = useState(initialAffiliate);
-  const pager = usePager();
-  const list = useLoad(
-    async () =>
+  const list = useList(
+    async (cursor) =>
       unwrap(
         await api.GET('/api/v1/commissions', {
           params: {
@@ -22,12 +21,12 @@ export function CommissionsPage() {
               limit: 25,
               ...(status ? { status } : {}),
               ...(affiliate ? { affiliate_id: affiliate } : {}),
-              ...(pager.cursor ? { cursor: pager.cursor } : {}),
+              ...(cursor ? { cursor } : {}),
             },
           },
         }),
       ),
-    [status, affiliate, pager.cursor],
+    [status, affiliate],
   );
   return (
     <Page title="Commissions">
@@ -36,17 +35,13 @@ export function CommissionsPage() {
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          pager.reset();
           setAffiliate(affiliateInput.trim());
         }}
       >
         <StatusSelect
           value={status}
           options={['pending', 'approved', 'paid', 'voided'] as const}
-          onChange={(v) => {
-            pager.reset();
-            setStatus(v);
-          }}
+          onChange={setStatus}
         />
         <Field label="Affiliate id">
           <input
@@ -59,12 +54,11 @@ export function CommissionsPage() {
         <button type="submit">Filter</button>
       </form>
       <PagedTable
-        state={list}
+        list={list}
         what="commissions"
         empty="No commission matches."
         columns={['Amount', 'Affiliate', 'Order', 'Level', 'Status', 'Created']}
         actions
-        pager={pager}
         label="Commissions"
         row={(c) => <CommissionRow key={c.id} commission={c} onChanged={list.reload} />}
       />
@@ -75,16 +69,17 @@ export function CommissionsPage() {
 function CommissionRow(props: { commission: Commission; onChanged: () => void }) {
   const c = props.commission;
   const [voiding, setVoiding] = useState(false);
-  const [reason, setReason] = useState('');
   const action = useAction();
-  const change = async (body: Schemas['UpdateCommission']) => {
-    const done = await action.run(async () =>
-      unwrap(
-        await api.PATCH('/api/v1/commissions/{commission_id}', { params: { path: { commission_id: c.id } }, body }),
-      ),
-    );
-    if (done) props.onChanged();
+  const patch = async (body: Schemas['UpdateCommission']) =>
+    unwrap(await api.PATCH('/api/v1/commissions/{commission_id}', { params: { path: { commission_id: c.id } }, body }));
+  const approve = async () => {
+    if (await action.run(() => patch({ status: 'approved' }))) props.onChanged();
   };
+  const voidForm = useForm(
+    { void_reason: '' },
+    (v) => patch({ status: 'voided', ...(v.void_reason ? { void_reason: v.void_reason } : {}) }),
+    props.onChanged,
+  );
   return (
     <tr data-commission={c.id}>
       <td>{formatMoney(c.amount, c.currency)}</td>
@@ -112,7 +107,7 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
           <button
             type="button"
             disabled={action.busy}
-            onClick={() => void change({ status: 'approved' })}
+            onClick={() => void approve()}
             aria-label={`Approve commission ${c.id}`}
           >
             Approve
@@ -120,18 +115,11 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
         ) : null}
         {(c.status === 'pending' || c.status === 'approved') && !c.void_requested_at ? (
           voiding ? (
-            <form
-              class="confirm"
-              aria-label={`Void commission ${c.id}`}
-              onSubmit={(e) => {
-                e.preventDefault();
-                void change({ status: 'voided', ...(reason ? { void_reason: reason } : {}) });
-              }}
-            >
-              <Field label="Reason">
-                <input type="text" maxLength={200} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+            <form class="confirm" aria-label={`Void commission ${c.id}`} onSubmit={voidForm.onSubmit}>
+              <Field label="Reason" error={voidForm.fieldError('void_reason')}>
+                <input type="text" maxLength={200} {...voidForm.bind('void_reason')} />
               </Field>
-              <button type="submit" class="danger" disabled={action.busy}>
+              <button type="submit" class="danger" disabled={voidForm.pending}>
                 Confirm void
               </button>
               <button type="button" onClick={() => setVoiding(false)}>
@@ -149,7 +137,7 @@ function CommissionRow(props: { commission: Commission; onChanged: () => void })
             </button>
           )
         ) : null}
-        <ErrorText error={action.error} />
+        <ErrorText error={action.error ?? voidForm.error} />
       </td>
     </tr>
   );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
-import { useAction, useLoad } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatTime, Loaded, Status } from '../ui.tsx';
+import { useAction, useForm, useLoad } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatTime, Loaded, Status, Table } from '../ui.tsx';
 
 type Delivery = Schemas['WebhookDelivery'];
 
@@ -80,31 +80,21 @@ function DeliveryItem(props: { delivery: Delivery; onReplayed: () => void }) {
       {d.attempts.length === 0 ? (
         <p class="muted">No attempt yet{d.next_attempt_at ? `; next ${formatTime(d.next_attempt_at)}` : ''}.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0}>
-          <table>
-            <caption class="visually-hidden">Attempts of delivery {d.id}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Result</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Response</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.attempts.map((a, i) => (
-                <tr key={i}>
-                  <td>{formatTime(a.attempted_at)}</td>
-                  <td>{a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no response')}</td>
-                  <td>{a.duration_ms} ms</td>
-                  <td>
-                    <code class="excerpt">{a.response_body.slice(0, 200)}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          caption={`Attempts of delivery ${d.id}`}
+          columns={['Time', 'Result', 'Duration', 'Response']}
+          rows={d.attempts}
+          row={(a) => (
+            <tr key={a.attempted_at}>
+              <td>{formatTime(a.attempted_at)}</td>
+              <td>{a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no response')}</td>
+              <td>{a.duration_ms} ms</td>
+              <td>
+                <code class="excerpt">{a.response_body.slice(0, 200)}</code>
+              </td>
+            </tr>
+          )}
+        />
       )}
     </li>
   );
@@ -116,25 +106,25 @@ const localInput = (date: Date) =>
   new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 function BulkReplay(props: { endpointId: string; onReplayed: () => void }) {
-  const [since, setSince] = useState(localInput(new Date(Date.now() - 24 * 3600_000)));
-  const [until, setUntil] = useState(localInput(new Date(Date.now() + 60_000)));
   const [count, setCount] = useState<number>();
   const [done, setDone] = useState<string>();
   const action = useAction();
-  useEffect(() => setCount(undefined), [since, until]);
   const path = { endpoint_id: props.endpointId };
-  const check = async (e: Event) => {
-    e.preventDefault();
-    setDone(undefined);
-    const res = await action.run(async () =>
-      unwrap(
+  const form = useForm(
+    { since: localInput(new Date(Date.now() - 24 * 3600_000)), until: localInput(new Date(Date.now() + 60_000)) },
+    async (v) => {
+      setDone(undefined);
+      return unwrap(
         await dash.GET('/dashboard/api/webhook_endpoints/{endpoint_id}/replay_count', {
-          params: { path, query: { since: toIso(since), until: toIso(until) } },
+          params: { path, query: { since: toIso(v.since), until: toIso(v.until) } },
         }),
-      ),
-    );
-    if (res) setCount(res.count);
-  };
+      );
+    },
+    (res) => setCount(res.count),
+    { keep: true },
+  );
+  const { since, until } = form.values;
+  useEffect(() => setCount(undefined), [since, until]);
   const confirm = async () => {
     const res = await action.run(async () =>
       unwrap(
@@ -151,14 +141,14 @@ function BulkReplay(props: { endpointId: string; onReplayed: () => void }) {
     }
   };
   return (
-    <form class="inline-form bulk" onSubmit={(e) => void check(e)} aria-label="Bulk replay">
-      <Field label="Dead-lettered from">
-        <input type="datetime-local" required value={since} onInput={(e) => setSince(e.currentTarget.value)} />
+    <form class="inline-form bulk" onSubmit={form.onSubmit} aria-label="Bulk replay">
+      <Field label="Dead-lettered from" error={form.fieldError('since')}>
+        <input type="datetime-local" required {...form.bind('since')} />
       </Field>
-      <Field label="until">
-        <input type="datetime-local" required value={until} onInput={(e) => setUntil(e.currentTarget.value)} />
+      <Field label="until" error={form.fieldError('until')}>
+        <input type="datetime-local" required {...form.bind('until')} />
       </Field>
-      <button type="submit" disabled={action.busy}>
+      <button type="submit" disabled={form.pending || action.busy}>
         Count deliveries to replay
       </button>
       {count !== undefined ? (
@@ -179,7 +169,7 @@ function BulkReplay(props: { endpointId: string; onReplayed: () => void }) {
         </span>
       ) : null}
       {done ? <span role="status">{done}</span> : null}
-      <ErrorText error={action.error} />
+      <ErrorText error={action.error ?? form.error} />
     </form>
   );
 }

@@ -1,8 +1,8 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import { dash, unwrap, type Session } from '../api.ts';
 import { DailyChart } from '../chart.tsx';
-import { useAction, useLoad } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page } from '../ui.tsx';
+import { useForm, useLoad } from '../hooks.ts';
+import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page, Table } from '../ui.tsx';
 
 const ACTIONS: Record<string, string> = {
   created: 'Created',
@@ -44,30 +44,20 @@ export function KeyPage(props: { keyId: string; session: Session }) {
               {a.events.length === 0 ? (
                 <Empty>Nothing recorded.</Empty>
               ) : (
-                <div class="table-wrap" tabIndex={0}>
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">When</th>
-                        <th scope="col">What</th>
-                        <th scope="col">Who</th>
-                        <th scope="col">Detail</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {a.events.map((e, i) => (
-                        <tr key={i}>
-                          <td>{formatTime(e.at)}</td>
-                          <td>{ACTIONS[e.action] ?? e.action}</td>
-                          <td>{e.actor ?? '—'}</td>
-                          <td>
-                            <code>{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ''}</code>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <Table
+                  columns={['When', 'What', 'Who', 'Detail']}
+                  rows={a.events.map((e, i) => ({ ...e, n: i }))}
+                  row={(e) => (
+                    <tr key={e.n}>
+                      <td>{formatTime(e.at)}</td>
+                      <td>{ACTIONS[e.action] ?? e.action}</td>
+                      <td>{e.actor ?? '—'}</td>
+                      <td>
+                        <code>{Object.keys(e.detail).length ? JSON.stringify(e.detail) : ''}</code>
+                      </td>
+                    </tr>
+                  )}
+                />
               )}
             </section>
           </>
@@ -83,36 +73,27 @@ function Usage(props: { days: string[]; requests: number[] }) {
 }
 
 function RateLimit(props: { keyId: string; current: number; onChanged: () => void }) {
-  const [value, setValue] = useState(String(props.current));
-  const action = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const done = await action.run(async () =>
+  const form = useForm(
+    { rate_limit_per_min: String(props.current) },
+    async (v) =>
       unwrap(
         await dash.PATCH('/dashboard/api/keys/{key_id}', {
           params: { path: { key_id: props.keyId } },
-          body: { rate_limit_per_min: Number(value) },
+          body: { rate_limit_per_min: Number(v.rate_limit_per_min) },
         }),
       ),
-    );
-    if (done) props.onChanged();
-  };
+    props.onChanged,
+    { keep: true },
+  );
   return (
-    <form class="inline-form" onSubmit={(e) => void submit(e)}>
-      <Field label="Requests per minute" hint="60 to 60,000">
-        <input
-          type="number"
-          min={60}
-          max={60000}
-          required
-          value={value}
-          onInput={(e) => setValue(e.currentTarget.value)}
-        />
+    <form class="inline-form" onSubmit={form.onSubmit}>
+      <Field label="Requests per minute" hint="60 to 60,000" error={form.fieldError('rate_limit_per_min')}>
+        <input type="number" min={60} max={60000} required {...form.bind('rate_limit_per_min')} />
       </Field>
-      <button type="submit" disabled={action.busy}>
+      <button type="submit" disabled={form.pending}>
         Save rate limit
       </button>
-      <ErrorText error={action.error} />
+      <ErrorText error={form.error} />
     </form>
   );
 }

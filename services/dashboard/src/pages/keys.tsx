@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { dash, unwrap, type DashboardSchema } from '../api.ts';
-import { useAction, useLoad } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatTime, Link, Loaded, Page } from '../ui.tsx';
+import { useAction, useForm, useList, type List } from '../hooks.ts';
+import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable } from '../ui.tsx';
 
 type Scope = 'read' | 'write' | '*';
 /** The scope presets (as docs and CLI name them), and write-only for server-side event ingestion. */
@@ -13,7 +13,7 @@ const PRESETS: { id: string; label: string; scopes: Scope[] }[] = [
 ];
 
 export function KeysPage() {
-  const keys = useLoad(async () => unwrap(await dash.GET('/dashboard/api/keys')), []);
+  const keys = useList(async () => unwrap(await dash.GET('/dashboard/api/keys')));
   return (
     <Page title="API keys">
       <Loaded state={keys} what="API keys">
@@ -27,7 +27,7 @@ export function KeysPage() {
                 plan.
               </p>
             )}
-            <KeyTable keys={list.data} onChanged={keys.reload} />
+            <KeyTable keys={keys} />
           </>
         )}
       </Loaded>
@@ -36,26 +36,25 @@ export function KeysPage() {
 }
 
 function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
-  const [preset, setPreset] = useState('read');
-  const [rateLimit, setRateLimit] = useState('');
   const [created, setCreated] = useState<DashboardSchema['DashboardCreatedApiKey']>();
   const [copied, setCopied] = useState(false);
-  const action = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const scopes = PRESETS.find((p) => p.id === preset)!.scopes;
-    const body = rateLimit ? { scopes, rate_limit_per_min: Number(rateLimit) } : { scopes };
-    const key = await action.run(async () => unwrap(await dash.POST('/dashboard/api/keys', { body })));
-    if (key) {
+  const form = useForm(
+    { preset: 'read', rate_limit_per_min: '' },
+    async (v) => {
+      const scopes = PRESETS.find((p) => p.id === v.preset)!.scopes;
+      const body = v.rate_limit_per_min ? { scopes, rate_limit_per_min: Number(v.rate_limit_per_min) } : { scopes };
+      return unwrap(await dash.POST('/dashboard/api/keys', { body }));
+    },
+    (key) => {
       setCreated(key);
       setCopied(false);
       props.onCreated();
-    }
-  };
+    },
+  );
   return (
     <section aria-labelledby="create-key">
       <h2 id="create-key">Create a key</h2>
-      <form class="inline-form" onSubmit={(e) => void submit(e)}>
+      <form class="inline-form" onSubmit={form.onSubmit}>
         <fieldset>
           <legend>Access</legend>
           {PRESETS.map((p) => (
@@ -64,29 +63,27 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
                 type="radio"
                 name="preset"
                 value={p.id}
-                checked={preset === p.id}
-                onChange={() => setPreset(p.id)}
+                checked={form.values.preset === p.id}
+                onChange={() => form.set('preset', p.id)}
               />
               {p.label}
             </label>
           ))}
         </fieldset>
         {props.canSetRateLimit ? (
-          <Field label="Requests per minute" hint="60 to 60,000; 600 when empty">
-            <input
-              type="number"
-              min={60}
-              max={60000}
-              value={rateLimit}
-              onInput={(e) => setRateLimit(e.currentTarget.value)}
-            />
+          <Field
+            label="Requests per minute"
+            hint="60 to 60,000; 600 when empty"
+            error={form.fieldError('rate_limit_per_min')}
+          >
+            <input type="number" min={60} max={60000} {...form.bind('rate_limit_per_min')} />
           </Field>
         ) : null}
-        <button type="submit" class="primary" disabled={action.busy}>
+        <button type="submit" class="primary" disabled={form.pending}>
           Create key
         </button>
       </form>
-      <ErrorText error={action.error} />
+      <ErrorText error={form.error} />
       {created ? (
         <div class="once" role="status">
           <p>
@@ -118,7 +115,7 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
 const scopeLabel = (scopes: string[]) =>
   PRESETS.find((p) => p.scopes.join() === scopes.join())?.label ?? scopes.join(', ');
 
-function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged: () => void }) {
+function KeyTable(props: { keys: List<DashboardSchema['DashboardApiKeyList']> }) {
   const [confirming, setConfirming] = useState<string>();
   const action = useAction();
   const revoke = async (id: string) => {
@@ -126,67 +123,55 @@ function KeyTable(props: { keys: DashboardSchema['DashboardApiKey'][]; onChanged
       unwrap(await dash.POST('/dashboard/api/keys/{key_id}/revoke', { params: { path: { key_id: id } } })),
     );
     setConfirming(undefined);
-    if (done) props.onChanged();
+    if (done) props.keys.reload();
   };
-  if (props.keys.length === 0) return <Empty>No API keys yet.</Empty>;
   return (
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">Keys</h2>
       <ErrorText error={action.error} />
-      <div class="table-wrap" tabIndex={0}>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Prefix</th>
-              <th scope="col">Access</th>
-              <th scope="col">Rate limit</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.keys.map((k) => (
-              <tr key={k.id}>
-                <td>
-                  <Link to={`/settings/keys/${k.id}`}>
-                    <code>{k.prefix}…</code>
-                  </Link>
-                </td>
-                <td>{scopeLabel(k.scopes)}</td>
-                <td>{k.rate_limit_per_min}/min</td>
-                <td>{formatTime(k.created_at)}</td>
-                <td>{formatTime(k.last_used_at)}</td>
-                <td>{k.revoked_at ? 'Revoked' : 'Active'}</td>
-                <td>
-                  {k.revoked_at ? null : confirming === k.id ? (
-                    <span class="confirm" role="group" aria-label={`Revoke ${k.prefix}?`}>
-                      <button type="button" class="danger" disabled={action.busy} onClick={() => void revoke(k.id)}>
-                        Confirm revoke
-                      </button>
-                      <button type="button" onClick={() => setConfirming(undefined)}>
-                        Cancel
-                      </button>
-                    </span>
-                  ) : (
-                    <button
-                      type="button"
-                      class="danger"
-                      onClick={() => setConfirming(k.id)}
-                      aria-label={`Revoke key ${k.prefix}`}
-                    >
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <PagedTable
+        list={props.keys}
+        what="keys"
+        empty="No API keys yet."
+        columns={['Prefix', 'Access', 'Rate limit', 'Created', 'Last used', 'State']}
+        actions
+        label="Keys"
+        row={(k) => (
+          <tr key={k.id}>
+            <td>
+              <Link to={`/settings/keys/${k.id}`}>
+                <code>{k.prefix}…</code>
+              </Link>
+            </td>
+            <td>{scopeLabel(k.scopes)}</td>
+            <td>{k.rate_limit_per_min}/min</td>
+            <td>{formatTime(k.created_at)}</td>
+            <td>{formatTime(k.last_used_at)}</td>
+            <td>{k.revoked_at ? 'Revoked' : 'Active'}</td>
+            <td>
+              {k.revoked_at ? null : confirming === k.id ? (
+                <span class="confirm" role="group" aria-label={`Revoke ${k.prefix}?`}>
+                  <button type="button" class="danger" disabled={action.busy} onClick={() => void revoke(k.id)}>
+                    Confirm revoke
+                  </button>
+                  <button type="button" onClick={() => setConfirming(undefined)}>
+                    Cancel
+                  </button>
+                </span>
+              ) : (
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => setConfirming(k.id)}
+                  aria-label={`Revoke key ${k.prefix}`}
+                >
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -1,21 +1,17 @@
-import type { ComponentChildren } from 'preact';
 import { useMemo } from 'preact/hooks';
 import { api, dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
 import { DailyChart } from '../chart.tsx';
-import { useLoad, type Loaded as LoadedState } from '../hooks.ts';
-import { Empty, formatMoney, formatTime, Link, Loaded, Page } from '../ui.tsx';
+import { useList, useLoad } from '../hooks.ts';
+import { Empty, formatMoney, formatTime, Link, Loaded, Page, PagedTable } from '../ui.tsx';
 
 /** How the programme did over the last 30 days, and what waits for the merchant. */
 export function OverviewPage(props: { session: Session }) {
   const figures = useLoad(async () => unwrap(await dash.GET('/dashboard/api/overview')), []);
-  const affiliates = useLoad(
-    async () => unwrap(await api.GET('/api/v1/affiliates', { params: { query: { status: 'pending', limit: 10 } } })),
-    [],
-  );
-  const commissions = useLoad(
-    async () => unwrap(await api.GET('/api/v1/commissions', { params: { query: { status: 'pending', limit: 10 } } })),
-    [],
-  );
+  const query = (cursor: string | undefined) => ({
+    params: { query: { status: 'pending' as const, limit: 10, ...(cursor ? { cursor } : {}) } },
+  });
+  const affiliates = useList(async (cursor) => unwrap(await api.GET('/api/v1/affiliates', query(cursor))));
+  const commissions = useList(async (cursor) => unwrap(await api.GET('/api/v1/commissions', query(cursor))));
   return (
     <Page title="Overview">
       <p class="muted">Signed in as {props.session.user.email}.</p>
@@ -23,31 +19,42 @@ export function OverviewPage(props: { session: Session }) {
         {(f) => <Charts figures={f} />}
       </Loaded>
       <div class="grid-2">
-        <Pending
-          id="pending-affiliates"
-          title="Affiliates waiting for approval"
-          state={affiliates}
-          empty="No affiliate is waiting."
-        >
-          {(a: { id: string; display_name: string; email: string }) => (
-            <>
-              <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link> <span class="muted">{a.email}</span>
-            </>
-          )}
-        </Pending>
-        <Pending
-          id="pending-commissions"
-          title="Commissions waiting for approval"
-          state={commissions}
-          empty="No commission is waiting."
-        >
-          {(c: { id: string; amount: number; currency: string; affiliate_id: string; created_at: string }) => (
-            <>
-              <Link to={`/commissions?affiliate_id=${c.affiliate_id}`}>{formatMoney(c.amount, c.currency)}</Link>{' '}
-              <span class="muted">{formatTime(c.created_at)}</span>
-            </>
-          )}
-        </Pending>
+        <section aria-labelledby="pending-affiliates">
+          <h2 id="pending-affiliates">Affiliates waiting for approval</h2>
+          <PagedTable
+            list={affiliates}
+            what="affiliates waiting for approval"
+            empty="No affiliate is waiting."
+            columns={['Name', 'E-mail']}
+            label="Affiliates waiting"
+            row={(a) => (
+              <tr key={a.id}>
+                <td>
+                  <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link>
+                </td>
+                <td>{a.email}</td>
+              </tr>
+            )}
+          />
+        </section>
+        <section aria-labelledby="pending-commissions">
+          <h2 id="pending-commissions">Commissions waiting for approval</h2>
+          <PagedTable
+            list={commissions}
+            what="commissions waiting for approval"
+            empty="No commission is waiting."
+            columns={['Amount', 'Created']}
+            label="Commissions waiting"
+            row={(c) => (
+              <tr key={c.id}>
+                <td>
+                  <Link to={`/commissions?affiliate_id=${c.affiliate_id}`}>{formatMoney(c.amount, c.currency)}</Link>
+                </td>
+                <td>{formatTime(c.created_at)}</td>
+              </tr>
+            )}
+          />
+        </section>
       </div>
     </Page>
   );
@@ -91,32 +98,5 @@ function Charts(props: { figures: DashboardSchema['DashboardOverview'] }) {
         )}
       </section>
     </>
-  );
-}
-
-function Pending<T extends { id: string }>(props: {
-  id: string;
-  title: string;
-  empty: string;
-  state: LoadedState<{ data: T[] }>;
-  children: (item: T) => ComponentChildren;
-}) {
-  return (
-    <section aria-labelledby={props.id}>
-      <h2 id={props.id}>{props.title}</h2>
-      <Loaded state={props.state} what={props.title.toLowerCase()}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>{props.empty}</Empty>
-          ) : (
-            <ul class="plain">
-              {page.data.map((item) => (
-                <li key={item.id}>{props.children(item)}</li>
-              ))}
-            </ul>
-          )
-        }
-      </Loaded>
-    </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, errorText, unwrap, type Schemas } from '../api.ts';
-import { useAction, useLoad, usePager } from '../hooks.ts';
+import { api, RequestFailed, unwrap, type Schemas } from '../api.ts';
+import { useAction, useForm, useList } from '../hooks.ts';
 import { ErrorText, Field, formatMoney, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
 type Payout = Schemas['Payout'];
@@ -15,27 +15,24 @@ type Layout = 'paypal' | 'bank';
  */
 export function PayoutsPage() {
   const [status, setStatus] = useState<StatusFilter>('');
-  const pager = usePager();
   const create = useAction();
   const [created, setCreated] = useState<number>();
   const [exports, setExports] = useState(0);
-  const list = useLoad(
-    async () =>
+  const list = useList(
+    async (cursor) =>
       unwrap(
         await api.GET('/api/v1/payouts', {
-          params: {
-            query: { limit: 25, ...(status ? { status } : {}), ...(pager.cursor ? { cursor: pager.cursor } : {}) },
-          },
+          params: { query: { limit: 25, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } },
         }),
       ),
-    [status, pager.cursor],
+    [status],
   );
   const createPayouts = async () => {
     setCreated(undefined);
     const result = await create.run(async () => unwrap(await api.POST('/api/v1/payouts', { body: {} })));
     if (result) {
       setCreated(result.created_count);
-      pager.reset();
+      list.reset();
       list.reload();
     }
   };
@@ -62,10 +59,7 @@ export function PayoutsPage() {
         <StatusSelect
           value={status}
           options={['pending', 'sending', 'sent', 'paid', 'failed', 'canceled'] as const}
-          onChange={(v) => {
-            pager.reset();
-            setStatus(v);
-          }}
+          onChange={setStatus}
         />
         <ExportCsv
           onExported={() => {
@@ -75,12 +69,11 @@ export function PayoutsPage() {
         />
       </div>
       <PagedTable
-        state={list}
+        list={list}
         what="payouts"
         empty="No payout matches."
         columns={['Amount', 'Affiliate', 'Status', 'Commissions', 'Created']}
         actions
-        pager={pager}
         label="Payouts"
         row={(p) => <PayoutRow key={p.id} payout={p} onChanged={list.reload} />}
       />
@@ -102,7 +95,7 @@ function ExportCsv(props: { onExported: () => void }) {
         params: { query: { status: 'pending', layout } },
         parseAs: 'text',
       });
-      if (!result.response.ok) throw new Error(errorText(result.error));
+      if (!result.response.ok) throw new RequestFailed(result.error);
       const url = URL.createObjectURL(new Blob([result.data ?? ''], { type: 'text/csv' }));
       const link = document.createElement('a');
       link.href = url;
@@ -129,25 +122,21 @@ function ExportCsv(props: { onExported: () => void }) {
 
 /** The record of CSV exports: who made each (an API key or a dashboard user), when, and how many payouts it held. */
 function ExportsList(props: { round: number }) {
-  const pager = usePager();
-  const list = useLoad(
-    async () =>
+  const list = useList(
+    async (cursor) =>
       unwrap(
-        await api.GET('/api/v1/payout_exports', {
-          params: { query: { limit: 10, ...(pager.cursor ? { cursor: pager.cursor } : {}) } },
-        }),
+        await api.GET('/api/v1/payout_exports', { params: { query: { limit: 10, ...(cursor ? { cursor } : {}) } } }),
       ),
-    [pager.cursor, props.round],
+    [props.round],
   );
   return (
     <section aria-labelledby="exports-heading">
       <h2 id="exports-heading">Exports</h2>
       <PagedTable
-        state={list}
+        list={list}
         what="exports"
         empty="No payout has been exported yet."
         columns={['When', 'By', 'Layout', 'Payouts']}
-        pager={pager}
         label="Exports"
         row={(e: PayoutExport) => (
           <tr key={e.id} data-export={e.id}>
@@ -167,17 +156,27 @@ type Move = Schemas['UpdatePayout'];
 function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
   const p = props.payout;
   const [asking, setAsking] = useState<'sent' | 'failed' | null>(null);
-  const [text, setText] = useState('');
   const action = useAction();
-  const move = async (body: Move) => {
-    const done = await action.run(async () =>
-      unwrap(await api.PATCH('/api/v1/payouts/{payout_id}', { params: { path: { payout_id: p.id } }, body })),
-    );
-    if (done) {
-      setAsking(null);
-      props.onChanged();
-    }
+  const patch = async (body: Move) =>
+    unwrap(await api.PATCH('/api/v1/payouts/{payout_id}', { params: { path: { payout_id: p.id } }, body }));
+  const moved = () => {
+    setAsking(null);
+    props.onChanged();
   };
+  const move = async (body: Move) => {
+    if (await action.run(() => patch(body))) moved();
+  };
+  // Sent takes an optional reference, failed a reason: one text field, sent as what the move needs.
+  const ask = useForm(
+    { text: '' },
+    (v) =>
+      patch(
+        asking === 'sent'
+          ? { status: 'sent', method: 'manual', ...(v.text.trim() ? { reference: v.text.trim() } : {}) }
+          : { status: 'failed', failure_reason: v.text.trim() },
+      ),
+    moved,
+  );
   const label = (what: string) => `${what} payout ${p.id}`;
   return (
     <tr data-payout={p.id}>
@@ -206,26 +205,15 @@ function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
           <form
             class="confirm"
             aria-label={label(asking === 'sent' ? 'Mark sent' : 'Mark failed')}
-            onSubmit={(e) => {
-              e.preventDefault();
-              const value = text.trim();
-              void move(
-                asking === 'sent'
-                  ? { status: 'sent', method: 'manual', ...(value ? { reference: value } : {}) }
-                  : { status: 'failed', failure_reason: value },
-              );
-            }}
+            onSubmit={ask.onSubmit}
           >
-            <Field label={asking === 'sent' ? 'Reference' : 'Reason'}>
-              <input
-                type="text"
-                maxLength={200}
-                required={asking === 'failed'}
-                value={text}
-                onInput={(e) => setText(e.currentTarget.value)}
-              />
+            <Field
+              label={asking === 'sent' ? 'Reference' : 'Reason'}
+              error={ask.fieldError(asking === 'sent' ? 'reference' : 'failure_reason')}
+            >
+              <input type="text" maxLength={200} required={asking === 'failed'} {...ask.bind('text')} />
             </Field>
-            <button type="submit" disabled={action.busy}>
+            <button type="submit" disabled={ask.pending}>
               {asking === 'sent' ? 'Confirm sent' : 'Confirm failed'}
             </button>
             <button type="button" onClick={() => setAsking(null)}>
@@ -267,7 +255,7 @@ function PayoutRow(props: { payout: Payout; onChanged: () => void }) {
             </button>
           </>
         ) : null}
-        <ErrorText error={action.error} />
+        <ErrorText error={action.error ?? ask.error} />
       </td>
     </tr>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
-import { useAction, useLoad } from '../hooks.ts';
+import { useAction, useForm, useLoad } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { ErrorText, Field, formatTime, Link, Loaded, Page, Status } from '../ui.tsx';
 import { Deliveries } from './deliveries.tsx';
@@ -55,16 +55,24 @@ export function WebhookPage(props: { endpointId: string }) {
 function EditEndpoint(props: { endpoint: Endpoint; onSaved: () => void }) {
   const e = props.endpoint;
   const [types, setTypes] = useState<EventType[]>(e.event_types);
-  const [threshold, setThreshold] = useState(String(e.failure_threshold));
-  const [description, setDescription] = useState(e.description);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const action = useAction();
   const path = { params: { path: { endpoint_id: e.id } } };
-  const save = async (body: Schemas['UpdateWebhookEndpoint']) => {
-    const done = await action.run(async () =>
-      unwrap(await api.PATCH('/api/v1/webhook_endpoints/{endpoint_id}', { ...path, body })),
-    );
-    if (done) props.onSaved();
+  const patch = async (body: Schemas['UpdateWebhookEndpoint']) =>
+    unwrap(await api.PATCH('/api/v1/webhook_endpoints/{endpoint_id}', { ...path, body }));
+  const form = useForm(
+    { failure_threshold: String(e.failure_threshold), description: e.description },
+    (v) =>
+      patch({
+        event_types: types.length ? types : [...EVENT_TYPES],
+        failure_threshold: Number(v.failure_threshold),
+        description: v.description,
+      }),
+    props.onSaved,
+    { keep: true },
+  );
+  const toggle = async () => {
+    if (await action.run(() => patch({ enabled: !e.enabled }))) props.onSaved();
   };
   const remove = async () => {
     const res = await action.run(async () => unwrap(await api.DELETE('/api/v1/webhook_endpoints/{endpoint_id}', path)));
@@ -73,40 +81,23 @@ function EditEndpoint(props: { endpoint: Endpoint; onSaved: () => void }) {
   return (
     <section aria-labelledby="endpoint-settings">
       <h2 id="endpoint-settings">Settings</h2>
-      <form
-        onSubmit={(ev) => {
-          ev.preventDefault();
-          void save({
-            event_types: types.length ? types : [...EVENT_TYPES],
-            failure_threshold: Number(threshold),
-            description,
-          });
-        }}
-      >
+      <form onSubmit={form.onSubmit}>
         <EventTypePicker legend="Events sent to this endpoint" value={types} onChange={setTypes} />
         <div class="inline-form">
-          <Field label="Failure threshold" hint="consecutive failed attempts before it is disabled (1–100)">
-            <input
-              type="number"
-              min={1}
-              max={100}
-              required
-              value={threshold}
-              onInput={(ev) => setThreshold(ev.currentTarget.value)}
-            />
+          <Field
+            label="Failure threshold"
+            hint="consecutive failed attempts before it is disabled (1–100)"
+            error={form.fieldError('failure_threshold')}
+          >
+            <input type="number" min={1} max={100} required {...form.bind('failure_threshold')} />
           </Field>
-          <Field label="Description">
-            <input
-              type="text"
-              maxLength={500}
-              value={description}
-              onInput={(ev) => setDescription(ev.currentTarget.value)}
-            />
+          <Field label="Description" error={form.fieldError('description')}>
+            <input type="text" maxLength={500} {...form.bind('description')} />
           </Field>
-          <button type="submit" class="primary" disabled={action.busy}>
+          <button type="submit" class="primary" disabled={form.pending}>
             Save settings
           </button>
-          <button type="button" disabled={action.busy} onClick={() => void save({ enabled: !e.enabled })}>
+          <button type="button" disabled={action.busy} onClick={() => void toggle()}>
             {e.enabled ? 'Disable endpoint' : 'Enable endpoint'}
           </button>
           {confirmDelete ? (
@@ -125,30 +116,27 @@ function EditEndpoint(props: { endpoint: Endpoint; onSaved: () => void }) {
           )}
         </div>
       </form>
-      <ErrorText error={action.error} />
+      <ErrorText error={action.error ?? form.error} />
     </section>
   );
 }
 
 /** The signing secret: revealed after the password is entered again, or rotated (the old one signs for 24 h more). */
 function Secret(props: { endpointId: string }) {
-  const [password, setPassword] = useState('');
   const [secret, setSecret] = useState<string>();
   const [rotated, setRotated] = useState(false);
   const action = useAction();
-  const reveal = async (e: Event) => {
-    e.preventDefault();
-    const res = await action.run(async () =>
+  const reveal = useForm(
+    { password: '' },
+    async (v) =>
       unwrap(
         await dash.POST('/dashboard/api/webhook_endpoints/{endpoint_id}/reveal_secret', {
           params: { path: { endpoint_id: props.endpointId } },
-          body: { password },
+          body: { password: v.password },
         }),
       ),
-    );
-    setPassword('');
-    if (res) setSecret(res.secret);
-  };
+    (res) => setSecret(res.secret),
+  );
   const rotate = async () => {
     const res = await action.run(async () =>
       unwrap(
@@ -176,17 +164,11 @@ function Secret(props: { endpointId: string }) {
           </button>
         </div>
       ) : (
-        <form class="inline-form" onSubmit={(e) => void reveal(e)}>
-          <Field label="Your password">
-            <input
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
+        <form class="inline-form" onSubmit={reveal.onSubmit}>
+          <Field label="Your password" error={reveal.fieldError('password')}>
+            <input type="password" autoComplete="current-password" required {...reveal.bind('password')} />
           </Field>
-          <button type="submit" disabled={action.busy}>
+          <button type="submit" disabled={reveal.pending}>
             Reveal secret
           </button>
         </form>
@@ -194,36 +176,37 @@ function Secret(props: { endpointId: string }) {
       <button type="button" disabled={action.busy} onClick={() => void rotate()}>
         Rotate secret
       </button>
-      <ErrorText error={action.error} />
+      <ErrorText error={action.error ?? reveal.error} />
     </section>
   );
 }
 
 function TestEvent(props: { endpointId: string; types: EventType[]; onSent: () => void }) {
-  const [type, setType] = useState<EventType>(props.types[0] ?? 'affiliate.created');
   const [sent, setSent] = useState<string>();
-  const action = useAction();
-  const send = async (e: Event) => {
-    e.preventDefault();
-    const res = await action.run(async () =>
-      unwrap(
+  const form = useForm(
+    { event_type: props.types[0] ?? 'affiliate.created' },
+    async (v) => {
+      const body = { event_type: v.event_type };
+      const res = unwrap(
         await api.POST('/api/v1/webhook_endpoints/{endpoint_id}/test', {
           params: { path: { endpoint_id: props.endpointId } },
-          body: { event_type: type },
+          body,
         }),
-      ),
-    );
-    if (res) {
-      setSent(`A sample ${type} event is on its way (delivery ${res.id}).`);
+      );
+      return `A sample ${body.event_type} event is on its way (delivery ${res.id}).`;
+    },
+    (text) => {
+      setSent(text);
       props.onSent();
-    }
-  };
+    },
+    { keep: true },
+  );
   return (
     <section aria-labelledby="test-heading">
       <h2 id="test-heading">Send a test event</h2>
-      <form class="inline-form" onSubmit={(e) => void send(e)}>
-        <Field label="Event type">
-          <select value={type} onChange={(e) => setType(e.currentTarget.value as EventType)}>
+      <form class="inline-form" onSubmit={form.onSubmit}>
+        <Field label="Event type" error={form.fieldError('event_type')}>
+          <select {...form.bind('event_type')}>
             {EVENT_TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
@@ -231,12 +214,12 @@ function TestEvent(props: { endpointId: string; types: EventType[]; onSent: () =
             ))}
           </select>
         </Field>
-        <button type="submit" disabled={action.busy}>
+        <button type="submit" disabled={form.pending}>
           Send test event
         </button>
       </form>
       {sent ? <p role="status">{sent}</p> : null}
-      <ErrorText error={action.error} />
+      <ErrorText error={form.error} />
     </section>
   );
 }
