@@ -136,5 +136,8 @@ export function createApiV1(deps: ApiV1Deps): express.Router {
   }
 
   for (const op of operations) router[op.method](toExpressPath(op.path), operationHandlers(op));
+  // Answered here, not left to the app: a router would answer an unmatched OPTIONS itself, with an Allow header
+  // that reveals the routes.
+  router.use('/api/v1', (_req, res) => sendError(res, 'NOT_FOUND', 'No such route'));
   return router;
 }
