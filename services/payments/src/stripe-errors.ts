@@ -3,16 +3,16 @@ import { invalidRequest, StripeError, type PaymentsRpcError } from '@platform/sh
 import type { ErrorFormat } from '@platform/shared/request-server';
 import type { ErrorObject, InputRefusals } from '@platform/shared/validation';
 
-/**
- * The /v1 surface's errors, in Stripe's shape: what the request server answers for a failure (a StripeError as its
- * status and error object, a database outage 503 `api_error`, anything else 500 without detail), and what the shared
- * validator answers for refused parameters, worded as Stripe words them.
- */
 const internal: PaymentsRpcError = {
   status: 500,
   error: { type: 'api_error', message: 'Something went wrong on our side' },
 };
 
+/**
+ * The /v1 surface's errors, in Stripe's shape: what the request server answers for a failure (a StripeError as its
+ * status and error object, a database outage 503 `api_error`, anything else 500 without detail), and what the shared
+ * validator answers for refused parameters, worded as Stripe words them.
+ */
 export const stripeErrors: ErrorFormat = {
   refusal(err, log) {
     let refusal: PaymentsRpcError;
