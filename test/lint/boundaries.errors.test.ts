@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import t from 'tap';
+
+// The lint gate's boundaries on a small project: an import circle (of types only), a service importing another
+// service by its workspace name and by a relative path, the dashboard importing past its generated types, and a
+// service with a folder outside the skeleton. The same project without them passes, so each failure is the rule's.
+// The services are those of this tree, each with its top-level src/ entries as empty modules: the skeleton check
+// knows them by name.
+const ROOT = join(import.meta.dirname, '..', '..');
+// Two runs of the whole gate, each starting four tools: on a busy machine that takes minutes.
+t.setTimeout(300_000);
+
+function makeProject(): { dir: string; write: (file: string, text: string) => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'lint-boundaries-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  };
+  for (const file of ['scripts/lint.ts', 'eslint.config.js', 'knip.json', '.prettierrc.json', '.prettierignore'])
+    write(file, readFileSync(join(ROOT, file), 'utf8'));
+  write('tsconfig.base.json', readFileSync(join(ROOT, 'tsconfig.base.json'), 'utf8'));
+  write(
+    'tsconfig.json',
+    '{ "extends": "./tsconfig.base.json", "include": ["shared/src", "services/*/src", "scripts"] }\n',
+  );
+
+  const { devDependencies: versions } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  };
+  const tools = ['@eslint/js', '@types/node', 'eslint', 'eslint-plugin-import-x', 'typescript-eslint', 'typescript'];
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+  const devDependencies = Object.fromEntries(tools.map((name) => [name, versions[name]]));
+  write('package.json', json({ private: true, type: 'module', workspaces: ['shared', 'services/*'], devDependencies }));
+
+  // The checkout's packages, but @platform/* leads to this project's own workspaces.
+  mkdirSync(join(dir, 'node_modules/@platform'), { recursive: true });
+  for (const entry of readdirSync(join(ROOT, 'node_modules')))
+    if (entry !== '@platform') symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
+  const workspace = (folder: string, name: string) => {
+    // The one service below that imports shared code says so; the others import nothing.
+    const dependencies = name === 'affiliates' ? { '@platform/shared': '*' } : {};
+    const manifest = { name: `@platform/${name}`, private: true, type: 'module', exports: { './*': './src/*.ts' } };
+    write(`${folder}/package.json`, json({ ...manifest, dependencies }));
+    symlinkSync(join(dir, folder), join(dir, 'node_modules/@platform', name));
+  };
+
+  workspace('shared', 'shared');
+  write('shared/src/clock.ts', 'export const now = (): number => Date.now();\n');
+  write(
+    'shared/src/timer.ts',
+    "import { now } from './clock.ts';\n\nexport const since = (at: number): number => now() - at;\n",
+  );
+  for (const service of readdirSync(join(ROOT, 'services'), { withFileTypes: true })) {
+    if (!service.isDirectory() || service.name === 'dashboard') continue;
+    workspace(`services/${service.name}`, service.name);
+    for (const entry of readdirSync(join(ROOT, 'services', service.name, 'src'), { withFileTypes: true })) {
+      const path = `services/${service.name}/src/${entry.name}`;
+      if (entry.isDirectory()) mkdirSync(join(dir, path), { recursive: true });
+      else if (entry.name.endsWith('.ts')) write(path, 'export {};\n');
+    }
+  }
+  // A service that uses shared code, as they all do.
+  write(
+    'services/affiliates/src/main.ts',
+    "import { since } from '@platform/shared/timer';\n\nprocess.stdout.write(`${since(0)}\\n`);\n",
+  );
+  workspace('services/dashboard', 'dashboard');
+  write('services/dashboard/src/generated/api.ts', 'export interface Paths {\n  path: string;\n}\n');
+  write(
+    'services/dashboard/src/main.ts',
+    "import type { Paths } from './generated/api.ts';\n\nconst home: Paths = { path: '/' };\nprocess.stdout.write(home.path);\n",
+  );
+  return { dir, write };
+}
+
+/** The gate in `dir`; the two projects are linted at once, each a few seconds of work in processes of its own. */
+const lint = (dir: string) =>
+  new Promise<{ status: number | null; output: string }>((resolve) => {
+    const run = spawn('npx', ['--no-install', 'tsx', 'scripts/lint.ts'], { cwd: dir });
+    let output = '';
+    run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    run.once('close', (status) => resolve({ status, output }));
+  });
+
+const clean = makeProject();
+const crossed = makeProject();
+// (a) A circle through a type-only import: clock.ts asks timer.ts for a type, timer.ts imports clock.ts.
+crossed.write(
+  'shared/src/clock.ts',
+  "import type { Since } from './timer.ts';\n\nexport const now = (): Since => Date.now();\n",
+);
+crossed.write(
+  'shared/src/timer.ts',
+  "import { now } from './clock.ts';\n\nexport type Since = number;\nexport const since = (at: number): number => now() - at;\n",
+);
+// (b) A service importing another's source, by the workspace name and by a path.
+crossed.write(
+  'services/affiliates/src/deps.ts',
+  "import '@platform/events/config';\nimport '../../payments/src/config.ts';\n",
+);
+// (c) The dashboard importing the gateway's code and shared code instead of its generated types.
+crossed.write(
+  'services/dashboard/src/app.ts',
+  "import '@platform/gateway/config';\nimport '@platform/shared/clock';\n",
+);
+// (d) Domain rules in a folder of their own instead of domain/.
+mkdirSync(join(crossed.dir, 'services/dispatcher/src/rules'));
+const runs = { clean: lint(clean.dir), crossed: lint(crossed.dir) };
+
+t.test('the project without the violations passes', async (t) => {
+  const { status, output } = await runs.clean;
+  t.equal(status, 0, output);
+});
+
+t.test('each boundary crossed fails the gate, and the gate names it', async (t) => {
+  const { status, output } = await runs.crossed;
+  t.equal(status, 1, 'npm run lint fails');
+  t.match(
+    output,
+    /shared\/src\/(clock|timer)\.ts -> shared\/src\/(timer|clock)\.ts/,
+    'dpdm names the circle of a type-only import',
+  );
+  t.match(
+    output,
+    /Unexpected path "@platform\/events\/config" imported in restricted zone\. The affiliates service imports shared\/ and its own files only/,
+    'a service importing another by its workspace name',
+  );
+  t.match(
+    output,
+    /Unexpected path "\.\.\/\.\.\/payments\/src\/config\.ts" imported in restricted zone/,
+    'and by a path',
+  );
+  t.match(
+    output,
+    /Unexpected path "@platform\/gateway\/config" imported in restricted zone\. The dashboard imports only its own files/,
+    "the dashboard importing the gateway's code",
+  );
+  t.match(output, /Unexpected path "@platform\/shared\/clock" imported in restricted zone/, 'or shared code');
+  t.match(output, /services\/dispatcher has src\/rules\/: .*domain rules go in src\/domain\//, 'the skeleton check');
+  t.match(output, /lint: eslint, dpdm, skeleton failed/, 'the summary names the three, and nothing else');
+});
