@@ -61,7 +61,7 @@ export function createTrackingRoutes(deps: {
     const counter = `visits:${createHmac('sha256', ipKey).update(req.ip).digest('base64url')}`;
     let rate: RateDecision;
     try {
-      // A bounded wait, as for the API's rate (app.ts): the database may be unreachable.
+      // A bounded wait, as for the API's rate (api-v1/authenticate.ts): the database may be unreachable.
       rate = await withinDeadline(deps.consumeRate(counter, config.TRACKING_RATE_LIMIT_PER_MIN), config.RPC_TIMEOUT_MS);
     } catch {
       return sendError(res, 'UNAVAILABLE', 'The service is temporarily unavailable');

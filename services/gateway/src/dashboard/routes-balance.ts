@@ -43,9 +43,9 @@ const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  * service for the session's merchant: its onboarding status and an account link to complete it, its available and
  * pending balance, funding it by a payment intent, and its balance transactions.
  */
-export function balanceRoutes(payments: PaymentsCaller | null) {
+export function balanceRoutes(payments: PaymentsCaller) {
   const ask = <T>(ctx: DashboardContext, operation: string, call: PaymentsCall) =>
-    payments!<T>(operation, call, { requestId: ctx.requestId, userId: ctx.session.userId });
+    payments<T>(operation, call, { requestId: ctx.requestId, userId: ctx.session.userId });
   const requireAccount = async (ctx: DashboardContext) => {
     const account = await merchantAccount(ctx.sql, ctx.session.merchantId);
     if (!account) throw new ApiError('NOT_FOUND', 'No connected account: the platform has not created one yet');

@@ -17,7 +17,7 @@ import { dashboardSpecs as specs } from './specs.ts';
 export function webhookRoutes(
   limiter: SigninLimiter,
   passwords: PasswordChecker,
-  config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'> | null,
+  config: Pick<CommonConfig, 'APP_ENV' | 'ENCRYPTION_KEY' | 'ENCRYPTION_KEYS_PREVIOUS'>,
 ) {
   return [
     handle(specs.revealWebhookSecret, async (ctx, { params, body }) => {
@@ -42,7 +42,7 @@ export function webhookRoutes(
       ctx.log.info('webhook secret revealed', { endpoint_id: params.endpoint_id, user_id: session.userId });
       const place = secretPlace('webhook-secret', params.endpoint_id, session.merchantId);
       try {
-        return { secret: decryptSecretWithAny(decryptionKeys(config!), secret, place).plaintext };
+        return { secret: decryptSecretWithAny(decryptionKeys(config), secret, place).plaintext };
       } catch (err) {
         if (!(err instanceof UndecryptableSecret)) throw err;
         // Under a key the platform no longer has, or not this endpoint's: what the merchant can do is rotate it.
