@@ -130,10 +130,9 @@ export function serveOperations(opts: {
     log: opts.log,
     registry: opts.registry,
     metrics: {
-      total: 'operations_total',
-      duration: 'operation_duration_seconds',
-      help: 'Operations',
       label: 'operation',
+      total: { name: 'operations_total', help: 'Operations handled, by operation and result code' },
+      duration: { name: 'operation_duration_seconds', help: 'Time to handle an operation' },
     },
     idempotency: { sql, encryptionKey: opts.encryptionKey },
   });

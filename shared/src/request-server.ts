@@ -81,13 +81,19 @@ export const envelopeErrors: ErrorFormat = {
   internal: envelopeInternal,
 };
 
+interface Metric {
+  name: string;
+  help: string;
+}
+
 export interface RequestServerOptions {
   nc: NatsConnection;
+  /** Each route with its own request type. */
   routes: Route<never>[];
   log: Logger;
   registry: Registry;
-  /** The names of the counter of requests answered and of the histogram of their durations, by `label` and code. */
-  metrics: { total: string; duration: string; help: string; label: string };
+  /** The counter of requests answered and the histogram of their durations, both by `label` (the route's name) and code. */
+  metrics: { label: string; total: Metric; duration: Metric };
   errors?: ErrorFormat;
   /** Where replies are kept on Idempotency-Key claims, and the key that seals them; needed when requests carry one. */
   idempotency?: { sql: Sql; encryptionKey: Buffer };
@@ -105,14 +111,12 @@ export function serveRequests(opts: RequestServerOptions): Worker {
   const label = opts.metrics.label;
   const inFlight = new Set<Promise<void>>();
   const handled = new Counter({
-    name: opts.metrics.total,
-    help: `${opts.metrics.help} handled, by ${label} and result code`,
+    ...opts.metrics.total,
     labelNames: [label, 'code'],
     registers: [opts.registry],
   });
   const duration = new Histogram({
-    name: opts.metrics.duration,
-    help: `Time to handle ${opts.metrics.help.toLowerCase()}`,
+    ...opts.metrics.duration,
     labelNames: [label, 'code'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [opts.registry],

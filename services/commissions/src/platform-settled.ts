@@ -82,10 +82,12 @@ export function serveSettledReports(opts: {
     log,
     registry: opts.registry,
     metrics: {
-      total: 'platform_payout_reports_total',
-      duration: 'platform_payout_report_duration_seconds',
-      help: 'Reports of settled platform payouts',
       label: 'operation',
+      total: {
+        name: 'platform_payout_reports_total',
+        help: 'Reports of settled platform payouts answered, by result code',
+      },
+      duration: { name: 'platform_payout_report_duration_seconds', help: 'Time to apply a settled payout report' },
     },
   });
 }

@@ -110,10 +110,12 @@ export function serveTracking(opts: {
     log,
     registry: opts.registry,
     metrics: {
-      total: 'tracking_requests_total',
-      duration: 'tracking_request_duration_seconds',
-      help: 'Referral clicks and script visits',
       label: 'kind',
+      total: {
+        name: 'tracking_requests_total',
+        help: 'Referral clicks and script visits handled, by kind and result code',
+      },
+      duration: { name: 'tracking_request_duration_seconds', help: 'Time to handle a referral click or script visit' },
     },
   });
 }

@@ -44,10 +44,12 @@ export function servePayments(opts: {
     log: opts.log,
     registry: opts.registry,
     metrics: {
-      total: 'payment_operations_total',
-      duration: 'payment_operation_duration_seconds',
-      help: 'Payment API operations and onboarding requests',
       label: 'operation',
+      total: {
+        name: 'payment_operations_total',
+        help: 'Payment API operations and onboarding requests handled, by operation and result code',
+      },
+      duration: { name: 'payment_operation_duration_seconds', help: 'Time to handle a payment API operation' },
     },
     errors: stripeErrors,
     idempotency: { sql: deps.sql, encryptionKey: deps.encryptionKey },
