@@ -130,7 +130,7 @@ t.test('a refused change publishes nothing', async (t) => {
 
   t.equal(
     (await merchant.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' })).status,
-    400,
+    409,
     'approved → pending refused',
   );
   t.equal(

@@ -183,7 +183,7 @@ t.test('vault references leave the service nowhere', async (t) => {
   );
   t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { custom_commission_rate: 0.3 }))).status, 200);
   // Refusals about the vaulted row, too.
-  t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' }))).status, 400);
+  t.equal((await record(mine.client.patch(`/api/v1/affiliates/${id}`, { status: 'pending' }))).status, 409);
   t.equal((await record(mine.client.post('/api/v1/affiliates', { email: 'Vaulted.Parent@example.com' }))).status, 409);
   t.equal((await record(theirs.client.get(`/api/v1/affiliates/${id}`))).status, 404);
 

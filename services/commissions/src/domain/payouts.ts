@@ -1,3 +1,4 @@
+import { moveRefusedMessage } from '@platform/shared/errors';
 import type { MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import type { HeldReason, PayoutStatus } from '@platform/shared/schemas/payouts';
 import { Decimal, formatAmount, toDecimal } from './money.ts';
@@ -96,10 +97,7 @@ export const PAYOUT_MOVES: Readonly<Record<PayoutStatus, readonly PayoutStatus[]
 /** Why a move may not be made (the 409 message, naming the moves there are), or null when it may. */
 export function moveRefusal(from: PayoutStatus, to: PayoutStatus, heldReason: HeldReason | null): string | null {
   const allowed = PAYOUT_MOVES[from];
-  if (!allowed.includes(to)) {
-    const options = allowed.length ? `allowed moves from ${from}: ${allowed.join(', ')}` : `${from} is final`;
-    return `A ${from} payout cannot move to ${to}; ${options}`;
-  }
+  if (!allowed.includes(to)) return moveRefusedMessage('payout', from, to, allowed);
   if (to === 'sent' && heldReason === 'tax_form_required')
     return 'The payout is held (tax_form_required): it can be sent once the affiliate has a valid tax form on file';
   return null;
