@@ -61,6 +61,9 @@ const runs =
     ? [files]
     : [
         [
+          // Three files at a time on two cores: a file spends much of its time waiting on Postgres, NATS and its
+          // services' timers, and each keeps a few Postgres connections (the server's default limit is 100).
+          '--jobs=3',
           `--exclude=${RESILIENCE}`,
           '--exclude=**/{dist,fixture,fixtures}/**',
           ...(quick ? QUICK_EXCLUDES.map((glob) => `--exclude=${glob}`) : []),
@@ -74,7 +77,11 @@ let pending = '';
 const subtests: string[] = [];
 const failures: string[][] = [];
 let diagnostics: { lines: string[]; indent: string } | undefined;
+/** Each file's wall time, from tap's top-level result lines, for the slowest-files list at the end. */
+const fileTimes: [string, number][] = [];
 const readLine = (line: string) => {
+  const file = /^(?:not )?ok \d+ - (\S+) # time=([\d.]+)ms/.exec(line);
+  if (file) fileTimes.push([file[1]!, Number(file[2])]);
   if (diagnostics && diagnostics.lines.length === 1 && line !== `${diagnostics.indent}---`) diagnostics = undefined;
   if (diagnostics) {
     if (diagnostics.lines.length < 60) diagnostics.lines.push(line);
@@ -166,6 +173,11 @@ if (failures.length > 0) {
   process.stdout.write(`\nfailures (${innermost.length}):\n`);
   for (const lines of innermost.slice(0, 30)) process.stdout.write(`- ${lines.slice(0, 25).join('\n  ')}\n`);
 }
+const slowest = fileTimes.sort((a, b) => b[1] - a[1]).slice(0, 15);
+if (slowest.length > 1)
+  process.stdout.write(
+    `\nslowest files:\n${slowest.map(([f, ms]) => `  ${(ms / 1000).toFixed(1)} s  ${f}\n`).join('')}`,
+  );
 log(`finished in ${Math.round((Date.now() - started) / 1000)} s`);
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${totals.skip ? `, ${totals.skip} skipped` : ''}\n`);
 process.exit(code);
