@@ -47,9 +47,9 @@ export async function createTestDatabase(
   opts: { migrated?: boolean } = {},
 ): Promise<{ url: string; sql: Sql }> {
   const name = `t_${randomName()}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  if (opts.migrated === false) await admin.unsafe(`create database "${name}"`);
-  else await copyTemplate(admin, name);
+  // Connected only while it works (the drop at teardown reconnects): a file holds no idle server connection.
+  const admin = postgres(ADMIN_URL, { max: 1, idle_timeout: 1, onnotice: () => {} });
+  await createDatabase(admin, name, opts.migrated !== false);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   // The test's own pool loads data in bulk and holds locks on purpose: no statement or lock timeout.
@@ -86,16 +86,21 @@ const templateFromEnv = () => {
   return name ? Promise.resolve(name) : undefined;
 };
 
-/** A migrated database `name`: a copy of the template, rebuilt when gone (another run's migrations replaced it). */
-async function copyTemplate(admin: postgres.Sql, name: string): Promise<void> {
+/**
+ * Database `name`, migrated (a copy of the template, rebuilt when gone: another run's migrations replaced it) or
+ * empty. A server briefly full (too many connections) refuses it: tried again a few times.
+ */
+async function createDatabase(admin: postgres.Sql, name: string, migrated: boolean): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const from = await templateOfRun();
+    const from = migrated ? await templateOfRun() : undefined;
     try {
-      await admin.unsafe(`create database "${name}" template "${from}"`);
+      await admin.unsafe(`create database "${name}"${from ? ` template "${from}"` : ''}`);
       return;
     } catch (err) {
-      if ((err as { code?: string }).code !== '3D000' || attempt > 2) throw err;
-      template = ensureTemplateDatabase(ADMIN_URL);
+      const code = (err as { code?: string }).code;
+      if (attempt >= 5 || (code !== '53300' && !(code === '3D000' && from))) throw err;
+      if (code === '3D000') template = ensureTemplateDatabase(ADMIN_URL);
+      else await sleep(500 * attempt);
     }
   }
 }
