@@ -2,6 +2,7 @@ import { api, dash, unwrap, type Schemas } from '../api.ts';
 import { useAction, useForm, useList, useLoad } from '../hooks.ts';
 import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable, Status } from '../ui.tsx';
 import { TaxAndPayout } from './affiliate-tax.tsx';
+import { AffiliateCells } from './affiliates.tsx';
 
 type Affiliate = Schemas['Affiliate'];
 
@@ -158,10 +159,7 @@ function Lineage(props: { affiliate: Affiliate }) {
         label="Children"
         row={(c) => (
           <tr key={c.id}>
-            <td>
-              <Link to={`/affiliates/${c.id}`}>{c.display_name}</Link>
-            </td>
-            <td>{c.email}</td>
+            <AffiliateCells affiliate={c} />
             <td>
               <Status value={c.status} />
             </td>

@@ -1,6 +1,7 @@
 import { useMemo } from 'preact/hooks';
 import { api, dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
 import { DailyChart } from '../chart.tsx';
+import { AffiliateCells } from './affiliates.tsx';
 import { useList, useLoad } from '../hooks.ts';
 import { Empty, formatMoney, formatTime, Link, Loaded, Page, PagedTable } from '../ui.tsx';
 
@@ -29,10 +30,7 @@ export function OverviewPage(props: { session: Session }) {
             label="Affiliates waiting"
             row={(a) => (
               <tr key={a.id}>
-                <td>
-                  <Link to={`/affiliates/${a.id}`}>{a.display_name}</Link>
-                </td>
-                <td>{a.email}</td>
+                <AffiliateCells affiliate={a} />
               </tr>
             )}
           />
