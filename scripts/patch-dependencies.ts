@@ -35,6 +35,13 @@ import { join, resolve } from 'node:path';
  *   #1186). The handle now fails its queued and later queries with the close's error, and release() leaves the
  *   connection to the pool.
  *
+ * postgres 3.4.9, src/connection.js `execute`: a socket that errors (reset by the network or the server) says 'error'
+ * at once but 'close' only later in the event loop's turn, and the pool keeps the connection as open or busy in
+ * between. A query sent on it then (any pool query of that turn, more often on a loaded machine) was dropped by the
+ * close without ever settling; a batch awaiting it waited for ever (the gateway's rate limiter: every API call
+ * answered 503 long after Postgres was back, test/resilience/postgres-unreachable.test.ts). A query for a destroyed
+ * socket now fails at once with CONNECTION_CLOSED (test/resilience/postgres-reset.errors.test.ts).
+ *
  * postgres 3.4.9, src/queue.js `remove`: the pool's queues keep the slots they shifted (as undefined) until they
  * empty, and `remove` searched from the first slot. A connection taken from the busy queue for one more pipelined
  * query is removed and pushed again, so under steady load, while the busy queue never empties, every query searched
@@ -206,6 +213,20 @@ const fixes = [
     to: `        q.catch(e => uncaughtError || (uncaughtError = e))
         if (lost) return q.reject(lost) // patched by scripts/patch-dependencies.ts (porsager/postgres#1186)
         c.queue === full`,
+  },
+  {
+    name: 'postgres: a query for a connection whose socket errored fails instead of being dropped',
+    files: ['src/connection.js', 'cjs/src/connection.js'],
+    root: postgresRoot,
+    from: `    if (terminated)
+      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))
+`,
+    to: `    if (terminated)
+      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))
+
+    if (socket && socket.destroyed) // patched by scripts/patch-dependencies.ts: 'error' came, 'close' is still to come
+      return queryError(q, Errors.connection('CONNECTION_CLOSED', options, socket))
+`,
   },
   {
     name: 'postgres: queue removal searches only live slots',
