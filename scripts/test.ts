@@ -136,15 +136,7 @@ async function runTap(args: string[]): Promise<{ code: number; pass: number; fai
   };
 }
 for (const args of runs) {
-  let run = await runTap(args);
-  // The fault-injection files have one known intermittent defect: after a Postgres outage the events path can stay
-  // at 503 for minutes (test/resilience/postgres-unreachable.test.ts). Until it is found and fixed, a failed
-  // fault-injection run is run once more; its first failures stay listed at the end.
-  if (run.code !== 0 && args.includes(RESILIENCE)) {
-    log(`the fault-injection run failed (${run.fail} failed); running it once more, the failures above stay listed`);
-    failures.push([`(first attempt of the fault-injection run: ${run.fail} failed; run again)`]);
-    run = await runTap(args);
-  }
+  const run = await runTap(args);
   totals.pass += run.pass;
   totals.fail += run.fail;
   totals.skip += run.skip;
