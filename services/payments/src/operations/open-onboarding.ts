@@ -3,7 +3,7 @@ import type { OnboardingRequest } from '@platform/shared/payments/rpc';
 import type { PaymentsDeps } from '../deps.ts';
 import { findAccountLink, openAccountLink } from '../queries/account-links.ts';
 import type { PaymentsRoute } from '../serve.ts';
-import { onboardingPage, TOKEN_SHAPE } from './onboarding-page.ts';
+import { onboardingPage, TOKEN_SHAPE } from '../onboarding-page.ts';
 
 /** GET /connect/onboarding/{token}: the form, the first time; refresh_url when used or expired. */
 export const openOnboarding = (deps: PaymentsDeps): PaymentsRoute<OnboardingRequest> => ({

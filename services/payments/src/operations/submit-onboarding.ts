@@ -5,7 +5,7 @@ import { checkOnboardingForm } from '../onboarding-form.ts';
 import { saveOnboarding } from '../queries/accounts.ts';
 import { findAccountLink, markSubmitted } from '../queries/account-links.ts';
 import type { PaymentsRoute } from '../serve.ts';
-import { onboardingPage, TOKEN_SHAPE } from './onboarding-page.ts';
+import { onboardingPage, TOKEN_SHAPE } from '../onboarding-page.ts';
 
 /** How long a form opened through a link may take to submit, though the link itself expires in minutes. */
 const FORM_SESSION_MS = 60 * 60 * 1000;

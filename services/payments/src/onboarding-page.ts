@@ -1,7 +1,7 @@
 import type { OnboardingReply } from '@platform/shared/payments/rpc';
-import type { PaymentsDeps } from '../deps.ts';
-import { findAccount } from '../queries/accounts.ts';
-import type { AccountLinkRow } from '../queries/account-links.ts';
+import type { PaymentsDeps } from './deps.ts';
+import { findAccount } from './queries/accounts.ts';
+import type { AccountLinkRow } from './queries/account-links.ts';
 
 /** The shape of an account link's token: anything else names no link. */
 export const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
