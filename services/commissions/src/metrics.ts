@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import type { ConversionEnvelope } from './domain/envelope.ts';
-import type { ProcessOutcome } from './domain/process.ts';
+import type { ProcessOutcome } from './domain/plan.ts';
 
 type Process = (envelopes: ConversionEnvelope[]) => Promise<ProcessOutcome[]>;
 

@@ -2,7 +2,7 @@ import type { Commission } from '@platform/shared/schemas/commissions';
 import type { Payout } from '@platform/shared/schemas/payouts';
 import type { ClawbackRow, ClawedBack } from './queries/clawbacks.ts';
 import type { CommissionRow } from './queries/commissions.ts';
-import type { PayoutRow } from './queries/payouts.ts';
+import type { PayoutRow } from './queries/payout-row.ts';
 
 /** The only way a commission leaves the service in an API response: field by field (with its clawback, if any). */
 export function presentCommission(row: CommissionRow, clawback?: ClawbackRow): Commission {

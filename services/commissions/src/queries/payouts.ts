@@ -5,31 +5,10 @@ import { unnestColumns } from '@platform/shared/unnest';
 import type { PayableCommission, PayoutGroup } from '../domain/payouts.ts';
 import { commissionEventData } from '../present.ts';
 import { capAdjustments, frozenPayout, voidRequestedInPayout } from './clawbacks.ts';
+import type { PayoutRow } from './payout-row.ts';
 
-export interface PayoutRow {
-  id: string;
-  merchant_id: string;
-  affiliate_id: string;
-  amount: string;
-  currency: string;
-  status: PayoutStatus;
-  method: 'manual' | 'platform' | null;
-  reference: string | null;
-  /** The first PAYOUT_COMMISSION_IDS_MAX, by id: a payout may hold tens of thousands. */
-  commission_ids: string[];
-  commission_count: number;
-  period_start: Date;
-  period_end: Date;
-  created_at: Date;
-  sent_at: Date | null;
-  paid_at: Date | null;
-  failed_at: Date | null;
-  failure_reason: string | null;
-  held_reason: HeldReason | null;
-  exported_at: Date | null;
-  /** The clawbacks it deducts, oldest first. */
-  adjustments: { commission_id: string; amount: string }[];
-}
+// The row type has a module of its own: present.ts reads it, and this module uses present.ts's event payloads.
+export type { PayoutRow };
 
 // commission_count and commission_ids (the first of them) count every commission linked to the payout, released or
 // not (failed and canceled payouts keep theirs).
