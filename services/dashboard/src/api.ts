@@ -48,19 +48,17 @@ interface ErrorBody {
 
 /** A refused or failed request: the message in words, and the API's per-field problems (INVALID_INPUT). */
 export class RequestFailed extends Error {
-  readonly code: string | undefined;
   readonly details: ErrorDetail[];
   constructor(body: unknown) {
     super(errorText(body));
     const e = (body as ErrorBody | undefined)?.error;
     this.name = 'RequestFailed';
-    this.code = e?.code;
     this.details = e?.details ?? [];
   }
 }
 
 /** An API error in words: the message, and which field is wrong and why. */
-export function errorText(error: unknown): string {
+function errorText(error: unknown): string {
   const e = (error as ErrorBody | undefined)?.error;
   if (!e) return 'The request failed; check the connection and try again.';
   const details = e.details?.map((d) => `${d.path} ${d.message}`).join('; ');

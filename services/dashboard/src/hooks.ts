@@ -86,7 +86,7 @@ export function useAction() {
 
 type Values = Record<string, string>;
 
-export interface Form<V extends Values> {
+interface Form<V extends Values> {
   values: V;
   set: (name: keyof V, value: string) => void;
   /** An input's or a select's value and its handler. */
@@ -97,7 +97,6 @@ export interface Form<V extends Values> {
   error: string | undefined;
   /** What the API said about one field (its INVALID_INPUT details), by the field's path in the request body. */
   fieldError: (path: string) => string | undefined;
-  reset: () => void;
 }
 
 /**
@@ -146,6 +145,5 @@ export function useForm<V extends Values, R>(
     pending,
     error,
     fieldError: (path) => fields[path],
-    reset: () => setValues(initial),
   };
 }

@@ -40,7 +40,7 @@ export function onLinkClick(e: MouseEvent, path: string): void {
 }
 
 /** A path's named parts (`:id` in the pattern), decoded. */
-export type Params = Record<string, string>;
+type Params = Record<string, string>;
 
 /** One entry of the route table: a path pattern (`/affiliates/:id`) and the page shown there. */
 export interface Route<C> {
