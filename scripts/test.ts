@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { ensureDashboardBuilt } from '../services/dashboard/build.ts';
-import { launchBrowserServer } from '../test/helpers/browser.ts';
 import { ensureTemplateDatabase } from '../test/helpers/template-database.ts';
 import { ensureInfra } from './infra.ts';
 
@@ -43,15 +42,6 @@ if (files.length === 0) checks.push(background('lint', ['tsx', 'scripts/lint.ts'
 const infra = await ensureInfra({ purpose: 'test', log });
 log(infra.describe.join('; '));
 const template = await ensureTemplateDatabase(infra.adminUrl);
-// One Chromium for the browser files of the run (each test has a context of its own): none for a quick run, and
-// a run of chosen files starts it only if it names a browser file.
-const browserServer =
-  !quick && (files.length === 0 || files.some((file) => file.includes('browser')))
-    ? await launchBrowserServer().catch((err: Error) => {
-        log(`no shared Chromium (${err.message}); the browser files start their own`);
-        return undefined;
-      })
-    : undefined;
 // A full run takes the fault-injection tests (test/resilience) last and one at a time: they cut Postgres and NATS
 // and time the recovery, which a machine busy with the other files' stacks stretches past their bounds.
 const RESILIENCE = 'test/resilience/**';
@@ -115,7 +105,6 @@ async function runTap(args: string[]): Promise<{ code: number; pass: number; fai
       ...process.env,
       TEST_DATABASE_URL: infra.adminUrl,
       TEST_TEMPLATE_DATABASE: template,
-      ...(browserServer ? { TEST_BROWSER_WS_ENDPOINT: browserServer.wsEndpoint() } : {}),
       NATS_URL: infra.natsUrl,
       APP_ENV: 'test',
     },
@@ -142,7 +131,6 @@ for (const args of runs) {
   totals.skip += run.skip;
   if (run.code !== 0) code = run.code;
 }
-await browserServer?.close();
 await infra.stop();
 for (const check of await Promise.all(checks)) {
   if (check.code === 0) continue;
