@@ -29,7 +29,7 @@ const LONG = 'a-rather-long-mailbox-name-for-the-narrow-screen-check';
 const m = await dashboardMerchant(platform, 'scale', `${LONG}.owner@merchant-with-a-long-domain.example.com`);
 await setSettings(platform.sql, m.id, { default_rate: 0.1, hold_days: 0 });
 /** Polls the database (not the API: a busy machine's 503s would only add noise) until `query` finds a row. */
-const rowAppears = (what: string, query: () => Promise<unknown[]>) =>
+const rowAppears = (what: string, query: () => PromiseLike<readonly unknown[]>) =>
   eventually(async () => ((await query()).length > 0 ? true : undefined), 20_000, what);
 const parent = await m.client.post('/api/v1/affiliates', {
   email: `${LONG}.parent@affiliates-with-a-long-domain.example.com`,
