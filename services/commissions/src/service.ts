@@ -121,7 +121,14 @@ export async function startCommissionsService(
       });
       deps.nats = { nc, prefix: config.NATS_PREFIX };
       deps.payoutMetrics = payoutMetrics(registry);
-      const settledReports = serveSettledReports({ sql, nc, prefix: config.NATS_PREFIX, deps, log: workerLog, registry });
+      const settledReports = serveSettledReports({
+        sql,
+        nc,
+        prefix: config.NATS_PREFIX,
+        deps,
+        log: workerLog,
+        registry,
+      });
       const sender = { sql, nc, prefix: config.NATS_PREFIX, deps, log: workerLog };
       sendingRecheck = startIntervalWorker({
         name: 'platform payouts left sending',
