@@ -7,7 +7,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /**
  * The operator kit's files live in deploy/observability (one source); Helm reads only files inside the chart, so
  * the chart carries copies under files/observability for its PrometheusRule and dashboard ConfigMap.
- * `npm run chart:observability` writes them; test/deploy/chart-observability.test.ts checks that they are the same.
+ * `npm run chart:observability` writes them; test/deploy/chart-observability.happy.test.ts checks that they are the same.
  */
 export const OBSERVABILITY_COPIES = ['alerts.rules.yml', 'dashboard.json'].map((name) => ({
   source: join(ROOT, 'deploy/observability', name),

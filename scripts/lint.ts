@@ -5,7 +5,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
  * `npm run lint`: the hygiene gate, in turn - typescript-eslint (type-aware rules, and the boundaries between
  * services, shared/ and the dashboard: eslint.config.js), Prettier (formatting, .prettierrc.json), knip (unused
  * files, exports and dependencies, knip.json), dpdm (import circles, type-only imports included) and the service
- * skeleton (below). `npm run lint -- --fix` lets the first three fix what they can: eslint's fixes, Prettier's
+ * skeleton and the test files' names (below). `npm run lint -- --fix` lets the first three fix what they can: eslint's fixes, Prettier's
  * formatting, and knip removing `export` from what nothing imports. Every step runs even after one fails, so one
  * run lists everything.
  */
@@ -100,6 +100,13 @@ function checkSkeleton(): string[] {
   return problems;
 }
 
+/** Test files say what they show: the happy path, errors (bad input, faults, races) or security (isolation, secrets). */
+function checkTestNames(): string[] {
+  return readdirSync('test', { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.test.ts') && !/(^|[./])(happy|errors|security)\.test\.ts$/.test(file))
+    .map((file) => `test/${file}: name it <what>.happy|errors|security.test.ts`);
+}
+
 const failed: string[] = [];
 for (const step of steps) {
   const run = spawnSync('npx', ['--no-install', ...step.args], {
@@ -119,10 +126,16 @@ if (skeleton.length > 0) {
   failed.push('skeleton');
 }
 
+const testNames = checkTestNames();
+if (testNames.length > 0) {
+  process.stdout.write(`Test file names:\n${testNames.map((p) => `  ${p}\n`).join('')}`);
+  failed.push('test names');
+}
+
 if (failed.length > 0) {
   process.stderr.write(
     `lint: ${failed.join(', ')} failed${fix ? '' : ' (`npm run lint -- --fix` fixes what it can)'}\n`,
   );
   process.exit(1);
 }
-process.stderr.write('lint: eslint, prettier, knip, dpdm and skeleton passed\n');
+process.stderr.write('lint: eslint, prettier, knip, dpdm, skeleton and test names passed\n');

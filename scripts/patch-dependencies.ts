@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
  * then lost its 'error' listener: an uncaught `read ECONNRESET` when that socket was reset).
  *
  * postgres 3.4.9, a backend terminated (pg_terminate_backend, a restart, a failover) while its connection is busy.
- * Seen in test/resilience/postgres-loss.test.ts, each a crash or a stall of a service:
+ * Seen in test/resilience/postgres-loss.errors.test.ts, each a crash or a stall of a service:
  * - src/connection.js `ReadyForQuery` drops the promise of `fetchArrayTypes()`, the first statement of every new
  *   connection (porsager/postgres#1192, #1205): when the connection is lost during it, the rejection is unhandled and
  *   the process exits (`read ECONNRESET` or 57P01, with no stack of ours). The connection's close handling already
@@ -39,7 +39,7 @@ import { join, resolve } from 'node:path';
  * at once but 'close' only later in the event loop's turn, and the pool keeps the connection as open or busy in
  * between. A query sent on it then (any pool query of that turn, more often on a loaded machine) was dropped by the
  * close without ever settling; a batch awaiting it waited for ever (the gateway's rate limiter: every API call
- * answered 503 long after Postgres was back, test/resilience/postgres-unreachable.test.ts). A query for a destroyed
+ * answered 503 long after Postgres was back, test/resilience/postgres-unreachable.errors.test.ts). A query for a destroyed
  * socket now fails at once with CONNECTION_CLOSED (test/resilience/postgres-reset.errors.test.ts).
  *
  * postgres 3.4.9, src/queue.js `remove`: the pool's queues keep the slots they shifted (as undefined) until they

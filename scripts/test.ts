@@ -45,7 +45,7 @@ const template = await ensureTemplateDatabase(infra.adminUrl);
 // A full run takes the fault-injection tests (test/resilience) last and one at a time: they cut Postgres and NATS
 // and time the recovery, which a machine busy with the other files' stacks stretches past their bounds.
 const RESILIENCE = 'test/resilience/**';
-const QUICK_EXCLUDES = ['**/*.browser.test.ts', 'test/deploy/{chart,tiltfile}*.test.ts'];
+const QUICK_EXCLUDES = ['**/*.browser.*test.ts', 'test/deploy/{chart,tiltfile}*.test.ts'];
 const runs =
   files.length > 0
     ? [files]

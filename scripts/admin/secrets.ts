@@ -8,7 +8,7 @@ import { readAgain, readPage, writeRewrites, type EncryptedColumn, type Rewrite 
 /**
  * Every column that holds a value encrypted at rest (crypto.ts encryptSecret): what `secrets re-encrypt` moves to a
  * new ENCRYPTION_KEY (and from format v1 to v2), in this order. A column added with such values is listed here;
- * test/cli/secrets-rotation.test.ts compares the list with the schema (every `%_encrypted` column, plus those named
+ * test/cli/secrets-rotation.security.test.ts compares the list with the schema (every `%_encrypted` column, plus those named
  * otherwise) and fails on one that is missing.
  */
 export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [

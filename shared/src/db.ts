@@ -47,7 +47,7 @@ export function connectDatabase(
     // The driver waits before reconnecting after a failed connection, 3^n / 100 s for the pool's n-th failure in a
     // row, up to 20 s; n is reset only by a connection that succeeds. During an outage of a few seconds n reaches 7
     // or more, so once the server was back the pool waited up to 20 s more before trying again, with every query
-    // queued meanwhile (test/resilience/postgres-unreachable.test.ts). Capped at 1 s: the pool is back within a
+    // queued meanwhile (test/resilience/postgres-unreachable.errors.test.ts). Capped at 1 s: the pool is back within a
     // second of the server, and a server that refuses connections sees at most one attempt a second per connection.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1),
   });

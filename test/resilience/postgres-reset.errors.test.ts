@@ -9,7 +9,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 // between went on the dying connection and were then dropped without an answer, never settling
 // (scripts/patch-dependencies.ts has the fix): a single-flight batch awaiting one (the gateway's rate limiter, the
 // events service's recording) waited for ever, and the path it serves answered 503 long after the server was back
-// (test/resilience/postgres-unreachable.test.ts, under CPU load). Here queries are sent on every turn of the event
+// (test/resilience/postgres-unreachable.errors.test.ts, under CPU load). Here queries are sent on every turn of the event
 // loop (setImmediate callbacks run between the two), so some land in that gap.
 t.setTimeout(60_000);
 /**

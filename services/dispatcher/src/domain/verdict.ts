@@ -2,7 +2,7 @@ import type { DeliveryStatus } from '@platform/shared/schemas/webhooks';
 
 /**
  * The delivery state table (docs/WEBHOOKS.md) as pure rules: what an attempt's outcome makes of its delivery.
- * No I/O: test/webhooks/verdict.test.ts checks the table without a database.
+ * No I/O: test/webhooks/verdict.happy.test.ts checks the table without a database.
  */
 
 export type DeadLetterReason = 'client_error' | 'gone' | 'max_attempts' | 'endpoint_disabled';

@@ -82,7 +82,7 @@ export async function claimDue(
   // an average endpoint, looks dearer than a custom plan for the one claimed, and Postgres planned every claim
   // afresh, planning costing several times the execution: the Postgres CPU a failing endpoint's backlog added to
   // every other endpoint's events. The statement reads each endpoint's own rows through its indexes whatever the
-  // endpoint (test/perf/claim-plans.test.ts).
+  // endpoint (test/perf/claim-plans.happy.test.ts).
   return plannedWith(
     tx,
     'plan_cache_mode',

@@ -5,7 +5,7 @@ import type { Queryable } from '@platform/shared/db';
  * small when statistics are taken and large in a burst, and on servers without autovacuum the statistics may never
  * be taken again. Plans costed from such statistics, and generic plans cached while the table was small, read whole
  * indexes or the whole table where a few rows by key were wanted. Each helper here keeps one statement on the plan
- * that reads only its own rows; test/perf/claim-plans.test.ts and sweep-record-plans.test.ts check those plans.
+ * that reads only its own rows; test/perf/claim-plans.happy.test.ts and sweep-record-plans.happy.test.ts check those plans.
  */
 
 /**

@@ -35,7 +35,7 @@ const lookupColumns = unnestColumns({
  * generic plans. Left to choose, Postgres planned this statement afresh on almost every call, planning costing
  * several times the execution, because the generic plan costs the unnest at ten rows and so looks dearer than a
  * custom plan for the few events of most batches. The generic plan is the same nested loop of probes by primary key and unique index (the merchant's
- * row, its visit, the coupon's owner). `test/perf/attribution-plans.test.ts` counts the plans.
+ * row, its visit, the coupon's owner). `test/perf/attribution-plans.happy.test.ts` counts the plans.
  */
 export async function findAttributionContexts(
   sql: Queryable,

@@ -13,7 +13,7 @@ import { startNatsServer } from '../helpers/nats-server.ts';
 // commission.created and every affiliate.created can flow only through the reconcilers, and each must do so no
 // sooner than the horizon (it went through the reconciler) and no later than the stated bound, measured from the
 // outbox row's commit to the commission's (conversions) or to the webhook's arrival (webhooks). The 10 s bound for
-// what is written while a stream or consumer is missing is test/resilience/streams-lost.test.ts's, at the defaults.
+// what is written while a stream or consumer is missing is test/resilience/streams-lost.errors.test.ts's, at the defaults.
 t.setTimeout(120_000);
 const HORIZON_MS = 4000;
 const PASS_MS = Math.min(HORIZON_MS / 2, 10_000);

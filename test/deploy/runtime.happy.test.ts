@@ -14,7 +14,7 @@ t.test('the suite runs on Node 24', async (t) => {
   t.equal(process.versions.node.split('.')[0], '24', `the tests run on Node 24 (this is ${process.version})`);
 });
 
-t.test('package.json pins the runtime the tests use (test/deploy/image.test.ts: and the image)', async (t) => {
+t.test('package.json pins the runtime the tests use (test/deploy/image.happy.test.ts: and the image)', async (t) => {
   t.match(pkg.engines.node, /^>=24\./, 'engines asks for Node 24');
   t.match(pkg.devDependencies['node'], /^24\.\d+\.\d+$/, 'the node package is pinned to an exact 24.x');
   t.equal(pkg.devDependencies['node'], process.versions.node, 'the tests run on the pinned version');

@@ -5,7 +5,7 @@ import { ROOT } from '../helpers/platform.ts';
 
 // The Grafana dashboard of deploy/observability as Grafana imports it: one Prometheus data source chosen at import
 // (a variable, so no data source uid of ours is baked in), panels with unique ids that do not overlap on the grid,
-// and every query on that data source. test/observability/metrics.test.ts checks the metrics its queries read.
+// and every query on that data source. test/observability/metrics.happy.test.ts checks the metrics its queries read.
 
 interface Panel {
   id: number;

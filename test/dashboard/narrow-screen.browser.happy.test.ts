@@ -81,7 +81,7 @@ const PAGES: [string, string, string][] = [
   [`/affiliates/${parent.body.id}`, 'Affiliate', `text=${LONG}.child`],
   ['/commissions', 'Commissions', 'tbody tr'],
   ['/payouts', 'Payouts', 'tr[data-payout]'],
-  // Balance with an account and its tables at this width: balance.browser.test.ts.
+  // Balance with an account and its tables at this width: balance.browser.happy.test.ts.
   ['/balance', 'Balance', 'text=No connected account yet'],
   ['/webhooks', 'Webhooks', 'tbody tr'],
   [`/webhooks/${endpoint.body.id}`, 'Webhook endpoint', 'li.delivery tbody tr'],

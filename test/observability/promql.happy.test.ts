@@ -1,7 +1,7 @@
 import t from 'tap';
 import { dashboardExpressions, exportedNames, metricNames, ruleExpressions } from '../helpers/promql.ts';
 
-// The lexer that lists the metric names of the alert rules and the dashboard (test/observability/metrics.test.ts
+// The lexer that lists the metric names of the alert rules and the dashboard (test/observability/metrics.happy.test.ts
 // checks each is exported): it must find every name and nothing else.
 
 t.test('metric names of PromQL expressions, without functions, labels, durations or keywords', async (t) => {
