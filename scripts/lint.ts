@@ -102,6 +102,7 @@ function checkSkeleton(): string[] {
 
 /** Test files say what they show: the happy path, errors (bad input, faults, races) or security (isolation, secrets). */
 function checkTestNames(): string[] {
+  if (!existsSync('test')) return [];
   return readdirSync('test', { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.test.ts') && !/(^|[./])(happy|errors|security)\.test\.ts$/.test(file))
     .map((file) => `test/${file}: name it <what>.happy|errors|security.test.ts`);

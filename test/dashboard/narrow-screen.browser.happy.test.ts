@@ -105,10 +105,13 @@ t.test('every page at 390 px: no sideways scroll, tables scroll in their card, a
     await page.goto(`${base}/dashboard${path}`);
     await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
     await page.locator(shown).first().waitFor();
-    // The page's data is in: no loading message left.
-    await page.waitForFunction(
-      `![...document.querySelectorAll('[role=status]')].some((e) => e.textContent.startsWith('Loading'))`,
-    );
+    // The page's data is in: no loading message left. (Polled through locators: a waitForFunction predicate is
+    // evaluated as a string, which the dashboard's CSP refuses.)
+    const loading = page.locator('[role=status]').filter({ hasText: /^Loading/ });
+    for (let waited = 0; (await loading.count()) > 0; waited += 100) {
+      if (waited > 30_000) throw new Error(`${path}: still loading after 30 s`);
+      await page.waitForTimeout(100);
+    }
     t.equal(await sideways(page), 0, `${path}: the document does not scroll sideways`, {
       overflowing: await overflowingElements(page),
     });

@@ -13,6 +13,9 @@ const platform = await startPlatform(t, { env: { RPC_TIMEOUT_MS: '1500' } });
 const { sql } = platform;
 const { id: merchantId, keyId, client } = await platform.merchant();
 const withKey = (k: string) => ({ headers: { 'idempotency-key': k } });
+// The short RPC bound makes a cold stack's first answers 503 on a loaded machine: warm it first, so that the 409
+// below is the claim's answer and not the bound's.
+await eventually(async () => ((await client.get('/api/v1/affiliates')).status === 200 ? true : undefined), 30_000);
 const created = async (email: string) =>
   (await sql<{ id: string }[]>`select id from affiliates where merchant_id = ${merchantId} and email = ${email}`).map(
     (r) => r.id,
