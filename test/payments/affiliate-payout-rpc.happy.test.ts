@@ -54,6 +54,13 @@ t.test('the ledger side of a platform payout: idempotent per affiliate payout, r
   t.match(nobody.body, { status: 400, error: { code: 'no_connected_account' } });
   const odd = await ask({ payout_id: 'po_01m8affiliatepayout0000004', amount: '1.001' });
   t.match(odd.body, { status: 400, error: { param: 'amount' } });
+  // Zero converts like any amount, so the payout refuses it itself: asked twice, refused twice, nothing moved.
+  const payoutsBefore = await platform.sql`select id from payment_payouts`;
+  for (const zero of ['0', '0.00']) {
+    const none = await ask({ payout_id: 'po_01m8affiliatepayout0000005', amount: zero });
+    t.match(none.body, { status: 400, error: { param: 'amount' } }, `amount ${zero} is refused`);
+  }
+  t.same(await platform.sql`select id from payment_payouts`, payoutsBefore, 'a zero payout makes no ledger payout');
   t.same(
     await platform.sql`select movement_id from ledger_entries group by movement_id, currency having sum(amount) <> 0`,
     [],
