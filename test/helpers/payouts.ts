@@ -77,3 +77,30 @@ export async function payoutWebhooks(t: TestLike, m: PayoutMerchant) {
   if (endpoint.status !== 201) throw new Error(`creating the endpoint answered ${endpoint.status}: ${endpoint.text}`);
   return { receiver, secret: endpoint.body.secret as string };
 }
+
+const orderOf = async (platform: Platform, commissionId: string) =>
+  (await platform.sql<{ order_id: string }[]>`select order_id from commissions where id = ${commissionId}`)[0]!
+    .order_id;
+
+/** Refunds the orders of the commissions and waits until the refunds are processed. */
+export async function refundOrders(platform: Platform, merchantId: string, commissionIds: string[]) {
+  const refunds = await Promise.all(
+    commissionIds.map(async (id) =>
+      conversion({ affiliate_id: null, event_type: 'refund', amount: '0', external_id: await orderOf(platform, id) }),
+    ),
+  );
+  await recordConversions(platform.sql, merchantId, refunds);
+  await awaitProcessed(
+    platform.sql,
+    merchantId,
+    refunds.map((r) => r.event_id),
+  );
+}
+
+/** The commission.voided events the outbox holds for one commission. */
+export const voidedEvents = async (platform: Platform, merchantId: string, commissionId: string) =>
+  (
+    await platform.sql<{ data: Record<string, unknown> }[]>`
+      select data from outbox
+      where merchant_id = ${merchantId} and type = 'commission.voided' and data->>'commission_id' = ${commissionId}`
+  ).map((r) => r.data);

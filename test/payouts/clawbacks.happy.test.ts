@@ -1,6 +1,12 @@
 import t from 'tap';
-import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
-import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
+import {
+  affiliate,
+  approvedCommissions,
+  payoutMerchant,
+  refundOrders,
+  startPayoutsPlatform,
+  voidedEvents,
+} from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
 
 /**
@@ -11,30 +17,7 @@ import { putPayoutDetails } from '../tax-forms/setup.ts';
 
 const { platform, service } = await startPayoutsPlatform(t);
 
-const orderOf = async (id: string) =>
-  (await platform.sql<{ order_id: string }[]>`select order_id from commissions where id = ${id}`)[0]!.order_id;
-
-/** Refunds the orders of the commissions and waits until the refunds are processed. */
-const refund = async (merchantId: string, commissionIds: string[]) => {
-  const refunds = await Promise.all(
-    commissionIds.map(async (id) =>
-      conversion({ affiliate_id: null, event_type: 'refund', amount: '0', external_id: await orderOf(id) }),
-    ),
-  );
-  await recordConversions(platform.sql, merchantId, refunds);
-  await awaitProcessed(
-    platform.sql,
-    merchantId,
-    refunds.map((r) => r.event_id),
-  );
-};
-
-const voidedEvents = async (merchantId: string, commissionId: string) =>
-  (
-    await platform.sql<{ data: Record<string, unknown> }[]>`
-      select data from outbox
-      where merchant_id = ${merchantId} and type = 'commission.voided' and data->>'commission_id' = ${commissionId}`
-  ).map((r) => r.data);
+const refund = (merchantId: string, commissionIds: string[]) => refundOrders(platform, merchantId, commissionIds);
 
 t.test('a refund while the payout is sent is recorded; the payout fails: voided, never paid later', async (t) => {
   const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
@@ -50,13 +33,13 @@ t.test('a refund while the payout is sent is recorded; the payout fails: voided,
   const recorded = (await m.client.get(`/api/v1/commissions/${refunded}`)).body;
   t.match(recorded, { status: 'approved', void_requested_at: String, clawback: null }, 'recorded, not dropped');
   t.match((await m.client.get(`/api/v1/payouts/${payout.id}`)).body, { status: 'sent', amount: 100 });
-  t.same(await voidedEvents(m.id, refunded!), [], 'no commission.voided while the money is on its way');
+  t.same(await voidedEvents(platform, m.id, refunded!), [], 'no commission.voided while the money is on its way');
 
   const failed = await m.client.patch(`/api/v1/payouts/${payout.id}`, { status: 'failed', failure_reason: 'returned' });
   t.equal(failed.status, 200);
   t.match((await m.client.get(`/api/v1/commissions/${refunded}`)).body, { status: 'voided', void_reason: 'refund' });
-  t.match(await voidedEvents(m.id, refunded!), [{ status: 'voided', commission_id: refunded }]);
-  t.notOk((await voidedEvents(m.id, refunded!))[0]!['clawback'], 'nothing was paid: no clawback');
+  t.match(await voidedEvents(platform, m.id, refunded!), [{ status: 'voided', commission_id: refunded }]);
+  t.notOk((await voidedEvents(platform, m.id, refunded!))[0]!['clawback'], 'nothing was paid: no clawback');
   t.equal((await m.client.get(`/api/v1/commissions/${kept}`)).body.status, 'approved', 'the other is released');
 
   const [next] = (await m.client.post('/api/v1/payouts')).body.data;
@@ -77,7 +60,9 @@ t.test('a refund after the payout was paid: voided with a clawback the next payo
     void_reason: 'refund',
     clawback: { payout_id: first.id, amount: 60, recovered: 0 },
   });
-  t.match(await voidedEvents(m.id, paid!), [{ clawback: { payout_id: first.id, amount: 60, currency: 'USD' } }]);
+  t.match(await voidedEvents(platform, m.id, paid!), [
+    { clawback: { payout_id: first.id, amount: 60, currency: 'USD' } },
+  ]);
   t.same(
     (await m.client.get(`/api/v1/payouts/${first.id}`)).body.commission_ids,
     [paid],
@@ -105,7 +90,11 @@ t.test('a refund after the payout was paid: voided with a clawback the next payo
   t.match(again, { amount: 5, adjustments: [{ commission_id: paid, amount: -60 }] });
 
   await refund(m.id, [paid!]);
-  t.equal((await voidedEvents(m.id, paid!)).length, 1, 'a second refund of the order claws back nothing more');
+  t.equal(
+    (await voidedEvents(platform, m.id, paid!)).length,
+    1,
+    'a second refund of the order claws back nothing more',
+  );
 });
 
 t.test('a void after the export leaves the payout as the file has it; paid: clawed back', async (t) => {

@@ -1,8 +1,14 @@
 import t from 'tap';
 import { followLedger } from '@platform/commissions/domain/platform-ledger';
 import { newId } from '@platform/shared/ids';
-import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
-import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
+import {
+  affiliate,
+  approvedCommissions,
+  payoutMerchant,
+  refundOrders,
+  startPayoutsPlatform,
+  voidedEvents,
+} from '../helpers/payouts.ts';
 import { attachPayments, fundedAccount } from '../payments/setup.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
 
@@ -16,27 +22,7 @@ t.setTimeout(120_000);
 const { platform, service } = await startPayoutsPlatform(t);
 const stack = await attachPayments(t, platform, { paymentsEnv: { PAYOUT_RAIL_STEP_MS: '3600000' } });
 
-const orderOf = async (id: string) =>
-  (await platform.sql<{ order_id: string }[]>`select order_id from commissions where id = ${id}`)[0]!.order_id;
-
-/** Refunds the commission's order and waits until the refund is processed. */
-async function refund(merchantId: string, commissionId: string) {
-  const event = conversion({
-    affiliate_id: null,
-    event_type: 'refund',
-    amount: '0',
-    external_id: await orderOf(commissionId),
-  });
-  await recordConversions(platform.sql, merchantId, [event]);
-  await awaitProcessed(platform.sql, merchantId, [event.event_id]);
-}
-
-const voidedEvents = async (merchantId: string, commissionId: string) =>
-  (
-    await platform.sql<{ data: Record<string, unknown> }[]>`
-      select data from outbox
-      where merchant_id = ${merchantId} and type = 'commission.voided' and data->>'commission_id' = ${commissionId}`
-  ).map((r) => r.data);
+const refund = (merchantId: string, commissionIds: string[]) => refundOrders(platform, merchantId, commissionIds);
 
 t.test('refused while a refund was recorded: the refunded commission is voided, never paid', async (t) => {
   // No connected account: the payment service refuses the send for good.
@@ -58,7 +44,7 @@ t.test('refused while a refund was recorded: the refunded commission is voided, 
       send_deadline = now() - interval '10 seconds', send_destination_last4 = '6789'
     where id = ${payout.id}`;
 
-  await refund(m.id, refunded!);
+  await refund(m.id, [refunded!]);
   t.match((await m.client.get(`/api/v1/commissions/${refunded}`)).body, {
     status: 'approved',
     void_requested_at: String,
@@ -69,7 +55,7 @@ t.test('refused while a refund was recorded: the refunded commission is voided, 
   t.match(sent.body.error.message, /no connected account/);
   t.match((await m.client.get(`/api/v1/payouts/${payout.id}`)).body, { status: 'pending', method: null, amount: 40 });
   t.match((await m.client.get(`/api/v1/commissions/${refunded}`)).body, { status: 'voided', void_reason: 'refund' });
-  t.match(await voidedEvents(m.id, refunded!), [{ status: 'voided', commission_id: refunded }]);
+  t.match(await voidedEvents(platform, m.id, refunded!), [{ status: 'voided', commission_id: refunded }]);
   const again = await m.client.patch(`/api/v1/commissions/${refunded}`, { status: 'voided' });
   t.equal(again.body.status, 'voided', 'the explicit void finds it voided');
 
@@ -85,7 +71,7 @@ t.test('a recorded void in a payout canceled for its deductions is voided, not r
   const [first] = (await m.client.post('/api/v1/payouts')).body.data;
   await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'sent' });
   await m.client.patch(`/api/v1/payouts/${first.id}`, { status: 'paid' });
-  await refund(m.id, paid!);
+  await refund(m.id, [paid!]);
   const [big, recorded] = await approvedCommissions(platform, service, m.id, ana.id, [
     { amount: '500.00' },
     { amount: '200.00' },
@@ -98,7 +84,7 @@ t.test('a recorded void in a payout canceled for its deductions is voided, not r
   t.equal((await m.client.patch(`/api/v1/commissions/${big}`, { status: 'voided' })).status, 200);
   t.match((await m.client.get(`/api/v1/payouts/${next.id}`)).body, { status: 'canceled', amount: 0 });
   t.match((await m.client.get(`/api/v1/commissions/${recorded}`)).body, { status: 'voided', void_reason: 'refund' });
-  t.match(await voidedEvents(m.id, recorded!), [{ status: 'voided', commission_id: recorded }]);
+  t.match(await voidedEvents(platform, m.id, recorded!), [{ status: 'voided', commission_id: recorded }]);
 });
 
 t.test('a run never pays a commission with a recorded void', async (t) => {
