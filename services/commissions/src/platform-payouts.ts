@@ -20,7 +20,7 @@ import {
   type PayoutRow,
 } from './queries/payouts.ts';
 import { lockSendState, markSending, revertSending, staleSends } from './queries/platform-sends.ts';
-import { followLedger } from './domain/platform-ledger.ts';
+import { followLedger } from './platform-ledger.ts';
 import { moveRefusal } from './domain/payouts.ts';
 
 /** How long the payment service has to answer; it drops a request that reaches it later (its deadline). */

@@ -9,7 +9,7 @@ import type { PayoutSettledRequest } from '@platform/shared/payments/rpc';
 import { serveRequests, type Reply } from '@platform/shared/request-server';
 import type { Worker } from '@platform/shared/service';
 import type { CommissionsDeps } from './deps.ts';
-import { followLedger } from './domain/platform-ledger.ts';
+import { followLedger } from './platform-ledger.ts';
 
 /**
  * Answers the payment service's reports of ledger payouts that settled, whatever state the payout is in: pending or

@@ -8,7 +8,7 @@ import { consumeDurable, consumeInBatches } from '@platform/shared/consume';
 import type { Topology } from '@platform/shared/topology';
 import { PoisonMessage } from '@platform/shared/envelope';
 import { parseConversionEnvelope, type ConversionEnvelope } from './domain/envelope.ts';
-import type { ProcessOutcome } from './domain/process.ts';
+import type { ProcessOutcome } from './process.ts';
 
 /**
  * Pulls `conversion.recorded` from the shared durable consumer (every replica pulls from the same one) and works on

@@ -3,8 +3,9 @@ import { formatAmount, toDecimal } from './money.ts';
 
 /**
  * The CSV files of the payouts export, free of I/O. RFC 4180: CRLF line ends, fields quoted when they hold a comma,
- * a quote or a line break. A text field that a spreadsheet would read as a formula (starting with =, +, -, @, a tab
- * or a carriage return) is prefixed with an apostrophe, so opening the file runs nothing.
+ * a quote, a line break, a semicolon or a tab. A text field that a spreadsheet would read as a formula (starting with
+ * =, +, -, @, a tab or a carriage return, or with such a character after a semicolon or a tab) gets an apostrophe in
+ * front of it, so opening the file runs nothing.
  */
 
 export interface ExportedPayout {
@@ -24,8 +25,10 @@ export function exportedIds(payouts: ExportedPayout[], layout: 'paypal' | 'bank'
 }
 
 export function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  // Where a spreadsheet splits cells on semicolons or tabs (its locale's separator), what follows one is a cell of
+  // its own: a formula there is defused too (an affiliate's name is the affiliate's to choose), and the field quoted.
+  const safe = (/^[=+\-@\t\r]/.test(value) ? `'${value}` : value).replace(/([;\t])(?=[=+\-@])/g, "$1'");
+  return /[",;\t\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';

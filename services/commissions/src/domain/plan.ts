@@ -9,7 +9,7 @@ import { computeCommissionLines, MAX_LEVELS } from './rules.ts';
 
 /**
  * The commission engine's decisions, without I/O: from a conversion and what was read about it (its context), the
- * commission lines, fraud hits, revenue counting and tier move it causes. domain/process.ts reads the context,
+ * commission lines, fraud hits, revenue counting and tier move it causes. process.ts reads the context,
  * applies these decisions in batches and writes what they say; test/commissions/plan.happy.test.ts checks them without a
  * database.
  */

@@ -3,7 +3,7 @@ import { invalidInput } from '@platform/shared/errors';
 import { defineOperation } from '@platform/shared/operation';
 import { CREATED_PAYOUTS_MAX } from '@platform/shared/schemas/payouts';
 import type { CommissionsDeps } from '../deps.ts';
-import { createPayouts } from '../domain/payout-run.ts';
+import { createPayouts } from '../payout-run.ts';
 import { presentPayout } from '../present.ts';
 import { merchantAffiliateIds } from '../queries/payouts.ts';
 

@@ -3,11 +3,11 @@ import { defineOperation } from '@platform/shared/operation';
 import { outboxCommitted } from '@platform/shared/outbox';
 import type { CommissionsDeps } from '../deps.ts';
 import { ApiError, invalidInput } from '@platform/shared/errors';
-import { applyPayoutMove, checkMoveFields } from '../domain/payout-move.ts';
+import { applyPayoutMove, checkMoveFields } from '../payout-move.ts';
 import { sendThroughPlatform } from '../platform-payouts.ts';
 import { presentPayout } from '../present.ts';
 
-/** PATCH /api/v1/payouts/{id}: one move of the payout (domain/payout-move.ts says which and what they do). */
+/** PATCH /api/v1/payouts/{id}: one move of the payout (payout-move.ts says which and what they do). */
 export const updatePayoutOperation = (deps: CommissionsDeps) =>
   defineOperation(api.updatePayout, async (ctx, { params, body }) => {
     checkMoveFields(body);

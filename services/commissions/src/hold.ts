@@ -1,9 +1,9 @@
 import type { Sql } from '@platform/shared/db';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
-import type { Clock } from '../deps.ts';
-import { commissionEventData } from '../present.ts';
-import { approveDueCommissions, merchantsWithDueCandidates } from '../queries/commissions.ts';
+import type { Clock } from './deps.ts';
+import { commissionEventData } from './present.ts';
+import { approveDueCommissions, merchantsWithDueCandidates } from './queries/commissions.ts';
 
 const DAY_MS = 86_400_000;
 const BATCH = 200;

@@ -5,8 +5,8 @@ import { enqueueEvents } from '@platform/shared/outbox';
 import { hasValidTaxForm } from '@platform/shared/payee';
 import { loadMerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import type { UpdatePayoutBody } from '@platform/shared/schemas/payouts';
-import { clawbackEventData, commissionEventData, payoutEventData } from '../present.ts';
-import { clawBackRequestedInPayout, voidRequestedInPayout } from '../queries/clawbacks.ts';
+import { clawbackEventData, commissionEventData, payoutEventData } from './present.ts';
+import { clawBackRequestedInPayout, voidRequestedInPayout } from './queries/clawbacks.ts';
 import {
   addPaidToAffiliate,
   findPayout,
@@ -15,8 +15,8 @@ import {
   payPayoutCommissions,
   releasePayoutCommissions,
   type PayoutRow,
-} from '../queries/payouts.ts';
-import { moveRefusal } from './payouts.ts';
+} from './queries/payouts.ts';
+import { moveRefusal } from './domain/payouts.ts';
 
 /** The fields each move takes: method and reference with sent, failure_reason with failed (required). */
 export function checkMoveFields(body: UpdatePayoutBody): void {
@@ -32,7 +32,7 @@ export function checkMoveFields(body: UpdatePayoutBody): void {
 
 /**
  * Moves a payout in the caller's transaction: pending → sent (not while held for a tax form) or canceled, sent →
- * paid or failed; `byLedger` (the payment service's answers, domain/platform-ledger.ts): pending or sending → sent,
+ * paid or failed; `byLedger` (the payment service's answers, platform-ledger.ts): pending or sending → sent,
  * then paid or failed. paid marks its commissions paid and adds the amount to the affiliate's totals; failed and
  * canceled release its commissions, which are approved and in no payout again. payout.sent, payout.paid and
  * payout.failed go to the outbox in the same transaction (the caller calls outboxCommitted once it committed, when

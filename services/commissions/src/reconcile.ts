@@ -1,8 +1,8 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
-import { advanceConversionWatermark, conversionsAfter, readConversionWatermark } from '../queries/reconcile.ts';
+import { advanceConversionWatermark, conversionsAfter, readConversionWatermark } from './queries/reconcile.ts';
 import { PoisonMessage } from '@platform/shared/envelope';
-import { parseConversionEnvelope, type ConversionEnvelope } from './envelope.ts';
+import { parseConversionEnvelope, type ConversionEnvelope } from './domain/envelope.ts';
 import type { ProcessOutcome } from './process.ts';
 
 /** Outbox rows one pass reads at most. */

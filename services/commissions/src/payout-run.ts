@@ -3,8 +3,8 @@ import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { hasValidTaxForm } from '@platform/shared/payee';
 import { loadMerchantSettings, withDefaults } from '@platform/shared/schemas/merchant-settings';
-import type { Clock } from '../deps.ts';
-import { insertAdjustments, openClawbacks } from '../queries/clawbacks.ts';
+import type { Clock } from './deps.ts';
+import { insertAdjustments, openClawbacks } from './queries/clawbacks.ts';
 import {
   findPayout,
   insertPayouts,
@@ -14,9 +14,9 @@ import {
   releaseHoldsWithValidForms,
   type NewPayout,
   type PayoutRow,
-} from '../queries/payouts.ts';
-import { deductClawbacks } from './clawbacks.ts';
-import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './payouts.ts';
+} from './queries/payouts.ts';
+import { deductClawbacks } from './domain/clawbacks.ts';
+import { calendarYear, groupPayouts, payoutHold, scheduledPeriod } from './domain/payouts.ts';
 
 /**
  * Creates the merchant's payouts in the caller's transaction: one per affiliate and currency grouping its approved

@@ -1,7 +1,7 @@
 import type { Queryable } from '@platform/shared/db';
 import { isId } from '@platform/shared/ids';
-import { findPayout, lockPayoutCommissions, type PayoutRow } from '../queries/payouts.ts';
-import { toDecimal } from './money.ts';
+import { findPayout, lockPayoutCommissions, type PayoutRow } from './queries/payouts.ts';
+import { toDecimal } from './domain/money.ts';
 import { applyPayoutMove } from './payout-move.ts';
 
 /**

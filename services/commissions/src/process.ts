@@ -4,16 +4,16 @@ import type { OutboxEventType } from '@platform/shared/catalogue';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import { settingsFromText, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
 import { inTransaction } from '@platform/shared/transactions';
-import type { Clock } from '../deps.ts';
-import { clawbackEventData, commissionEventData } from '../present.ts';
-import { setAffiliateTier, type TierRow } from '../queries/affiliates.ts';
+import type { Clock } from './deps.ts';
+import { clawbackEventData, commissionEventData } from './present.ts';
+import { setAffiliateTier, type TierRow } from './queries/affiliates.ts';
 import {
   insertCommissionsOfEvents,
   voidCommissions,
   voidOrderCommissions,
   type CommissionLine,
   type CommissionRow,
-} from '../queries/commissions.ts';
+} from './queries/commissions.ts';
 import {
   claimConversionsAndCountRevenue,
   lockKeysAndReadSettings,
@@ -23,13 +23,13 @@ import {
   type ConversionClaim,
   type CountedClaim,
   type CountedResult,
-} from '../queries/conversions.ts';
-import { insertFraudFlag } from '../queries/fraud-flags.ts';
-import { clawBackPaidOrderCommissions, lockOrderPayouts, requestOrderVoids } from '../queries/clawbacks.ts';
-import { removeVoidedFromPendingPayouts } from '../queries/payouts.ts';
-import { addAttributedRevenue } from '../queries/stats.ts';
-import type { ConversionEnvelope } from './envelope.ts';
-import { toDecimal } from './money.ts';
+} from './queries/conversions.ts';
+import { insertFraudFlag } from './queries/fraud-flags.ts';
+import { clawBackPaidOrderCommissions, lockOrderPayouts, requestOrderVoids } from './queries/clawbacks.ts';
+import { removeVoidedFromPendingPayouts } from './queries/payouts.ts';
+import { addAttributedRevenue } from './queries/stats.ts';
+import type { ConversionEnvelope } from './domain/envelope.ts';
+import { toDecimal } from './domain/money.ts';
 import {
   claimOf,
   contextLookupOf,
@@ -41,9 +41,9 @@ import {
   type PlannedAffiliate,
   type Plan,
   type ProcessOutcome,
-} from './plan.ts';
+} from './domain/plan.ts';
 
-export type { ProcessOutcome } from './plan.ts';
+export type { ProcessOutcome } from './domain/plan.ts';
 
 /**
  * The commission engine's batches: reads what domain/plan.ts decides from, in as few statements as a batch allows,
