@@ -74,6 +74,34 @@ export default tseslint.config(
     },
   },
   {
+    // A service's domain/ holds its rules as functions of what they are given (docs/CONTRIBUTING.md): it reads and
+    // writes nothing itself, so it imports no query module, pool, outbox, transaction helper, bus or file system.
+    // Types from them are allowed: a rule may name the rows it is handed.
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '../queries/*',
+                '**/queries/*',
+                '@platform/shared/{db,outbox,outbox-relay,transactions,affiliate-view,nats,service,operation,request-server}',
+                '@platform/shared/{batcher,consume,purge,partitions,settings-writer,mail}',
+                'postgres',
+                '@nats-io/*',
+                'node:{fs,fs/promises,http,https,child_process}',
+              ],
+              allowTypeImports: true,
+              message: 'domain/ decides and does no I/O: read and write in an operation or a worker of src/.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests read JSON answers as `any` on purpose and assert their shape; tap awaits its `t.test` promises, and

@@ -10,7 +10,15 @@ import type { MemoryRow, Verdict } from './report.ts';
  * the services they need on the run's database and NATS prefix and report into the same tables.
  */
 
-export const BENCH_PARTS = ['affiliates', 'events', 'webhooks', 'dashboard', 'payments', 'tracing'] as const;
+export const BENCH_PARTS = [
+  'affiliates',
+  'events',
+  'webhooks',
+  'dashboard',
+  'payments',
+  'tracing',
+  'analytics',
+] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 /** The services a part may start (the gateway and the affiliates service are started by run.ts). */

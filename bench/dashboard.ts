@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
-import { ascending, intEnv, percentile, type BenchContext, type PartResult } from './context.ts';
+import { intEnv, type BenchContext, type PartResult } from './context.ts';
 import { seedDashboard } from './dashboard-seed.ts';
+import { hasChromium, loadCells, loadVerdict, signedInPage, timePageLoads } from './page-loads.ts';
 import { ROOT } from './procs.ts';
 import { table, type Verdict } from './report.ts';
 
@@ -15,7 +15,6 @@ import { table, type Verdict } from './report.ts';
  * counted; the first is reported on its own). Target: p95 ≤ 1 s per page; the dashboard's JavaScript
  * (dist/dashboard/assets/*.js, gzipped) ≤ 250 KB.
  */
-const TARGET_MS = 1000;
 const TARGET_JS_BYTES = 250 * 1024;
 const PASSWORD = 'bench dashboard password';
 
@@ -30,7 +29,7 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
       pass: jsBytes <= TARGET_JS_BYTES,
     },
   ];
-  if (!existsSync('/usr/bin/chromium')) {
+  if (!hasChromium()) {
     ctx.log('dashboard: /usr/bin/chromium is missing (apt-get install -y chromium); page loads not measured');
     return { section: '### Dashboard\n\nNot measured: no /usr/bin/chromium.\n', memRows: [], verdicts };
   }
@@ -69,69 +68,17 @@ export async function runDashboard(ctx: BenchContext): Promise<PartResult> {
     ['Settings', '/settings'],
   ];
 
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
   const rows: string[][] = [];
+  const { page, close } = await signedInPage(ctx.gatewayUrl, email, PASSWORD);
   try {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(`${ctx.gatewayUrl}/dashboard/`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor({ timeout: 30_000 });
     for (const [title, path] of pages) {
-      const times: number[] = [];
-      let first = NaN;
-      for (let i = -2; i < loads; i++) {
-        const started = performance.now();
-        await page.goto(`${ctx.gatewayUrl}/dashboard${path}`, { waitUntil: 'commit' });
-        // The page's data is on screen: its h1, and no section still loading.
-        // A function, not a string: the page's Content-Security-Policy forbids evaluating strings. It runs in the
-        // page, whose globals this file (no DOM types) reaches through globalThis.
-        await page.waitForFunction(
-          (expected: string) => {
-            const doc = (
-              globalThis as unknown as {
-                document: {
-                  querySelector(s: string): { textContent: string } | null;
-                  querySelectorAll(s: string): ArrayLike<{ textContent: string }>;
-                };
-              }
-            ).document;
-            const heading = doc.querySelector('main h1');
-            return (
-              !!heading &&
-              heading.textContent === expected &&
-              !Array.from(doc.querySelectorAll('[role=status]')).some((s) => s.textContent.startsWith('Loading'))
-            );
-          },
-          title,
-          { timeout: 30_000, polling: 'raf' },
-        );
-        if (i === -2) first = performance.now() - started;
-        if (i >= 0) times.push(performance.now() - started);
-      }
-      const sorted = ascending(times);
-      const p95 = percentile(sorted, 95);
-      ctx.log(`dashboard: ${title}: p50 ${percentile(sorted, 50).toFixed(0)} ms, p95 ${p95.toFixed(0)} ms`);
-      rows.push([
-        title,
-        path.replace(/[a-z]+_[0-9a-z]{26}/, '{id}'),
-        first.toFixed(0),
-        percentile(sorted, 50).toFixed(0),
-        p95.toFixed(0),
-        sorted[sorted.length - 1]!.toFixed(0),
-      ]);
-      verdicts.push({
-        target: `dashboard ${title}: data on screen, p95 of ${loads} loads ≤ 1 s`,
-        measured: `${p95.toFixed(0)} ms`,
-        pass: p95 <= TARGET_MS,
-      });
+      const loaded = await timePageLoads(page, `${ctx.gatewayUrl}/dashboard${path}`, title, loads);
+      ctx.log(`dashboard: ${title}: p50 ${loaded.p50.toFixed(0)} ms, p95 ${loaded.p95.toFixed(0)} ms`);
+      rows.push([title, path.replace(/[a-z]+_[0-9a-z]{26}/, '{id}'), ...loadCells(loaded)]);
+      verdicts.push(loadVerdict(title, loads, loaded));
     }
   } finally {
-    await browser.close();
+    await close();
   }
   const section = [
     '### Dashboard',

@@ -22,7 +22,7 @@ export const serviceEntry = (service: string, dist = 'dist') => `${dist}/${servi
 
 /** Builds the services once per run, so the benchmark measures what a container runs. */
 export function buildServices(): void {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}scripts/build.ts`], {
+  const result = spawnSync(process.execPath, [`${ROOT}scripts/build.ts`], {
     cwd: ROOT,
     stdio: 'inherit',
   });
@@ -30,8 +30,8 @@ export function buildServices(): void {
 }
 
 /**
- * Starts `node <flags of flagsOf> [nodeArgs] <entry>` from the repository root (with `--import tsx` when the entry is
- * TypeScript): a service runs with its own flags (scripts/runtime.ts), a baseline with those of the service it is
+ * Starts `node <flags of flagsOf> [nodeArgs] <entry>` from the repository root (Node runs TypeScript entries itself):
+ * a service runs with its own flags (scripts/runtime.ts), a baseline with those of the service it is
  * compared with. Output is kept (the last 200 lines) and the first lines are echoed on stderr: at LOG_LEVEL=warn a
  * service only prints what deserves attention.
  */
@@ -41,8 +41,7 @@ export function startChild(
   env: Record<string, string>,
   opts: { flagsOf: string; nodeArgs?: string[]; ipc?: boolean },
 ): Child {
-  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
-  const proc = spawn(process.execPath, [...serviceNodeArgs(opts.flagsOf), ...(opts.nodeArgs ?? []), ...loader, entry], {
+  const proc = spawn(process.execPath, [...serviceNodeArgs(opts.flagsOf), ...(opts.nodeArgs ?? []), entry], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: opts.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
@@ -147,7 +146,7 @@ function ticksPerSecond(): number {
 }
 
 /** User + system CPU seconds a process has used (all its threads), from /proc/<pid>/stat; null when unreadable. */
-function processCpu(pid: number): number | null {
+export function processCpu(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

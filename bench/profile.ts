@@ -5,7 +5,7 @@ import { table } from './report.ts';
 /**
  * Summarises a V8 .cpuprofile (written by `node --cpu-prof`, e.g. by `BENCH_PROFILE=1 npm run bench`): self time
  * by package or source area, and the functions with the most self time.
- * Also a command: `npx tsx bench/profile.ts <file.cpuprofile> [top]`.
+ * Also a command: `npx node bench/profile.ts <file.cpuprofile> [top]`.
  */
 
 interface ProfileNode {
@@ -81,7 +81,7 @@ export function summariseProfile(file: string, top = 15): string {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const [file, top] = process.argv.slice(2);
   if (!file) {
-    process.stderr.write('usage: npx tsx bench/profile.ts <file.cpuprofile> [top]\n');
+    process.stderr.write('usage: npx node bench/profile.ts <file.cpuprofile> [top]\n');
     process.exit(2);
   }
   process.stdout.write(summariseProfile(file, top ? Number(top) : 25) + '\n');

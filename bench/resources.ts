@@ -37,7 +37,7 @@ export function holdRunResources(log: (line: string) => void): RunResources {
         await run.infra?.stop();
       })()),
   };
-  // `on`, not `once`: Ctrl-C reaches tsx's parent process too, which forwards a second SIGINT that must not cut the
+  // `on`, not `once`: Ctrl-C reaches npm's process too, which forwards a second SIGINT that must not cut the
   // clean-up short.
   let interrupted = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -16,6 +16,7 @@ import {
   type PartResult,
   type ServiceName,
 } from './context.ts';
+import { runAnalytics } from './analytics.ts';
 import { runEvents } from './events.ts';
 import { closedLoop, openLoop, type Figures, type Target } from './load.ts';
 import {
@@ -61,9 +62,9 @@ import { runWebhooks } from './webhooks.ts';
  * BENCH_AFFILIATES (100000), BENCH_PROFILE=1 (CPU profiles of both services, summarised at the end),
  * BENCH_WRITE_DOC=0 (leave docs/PERFORMANCE.md alone), BENCH_LOG_LEVEL (the services' LOG_LEVEL, warn),
  * BENCH_SERVICE_NODE_ARGS (extra node flags for every service, e.g. --max-semi-space-size=8),
- * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard, payments, tracing; default all six: the events,
- * webhooks, dashboard, payments and tracing scenarios run after the affiliates ones, see bench/events.ts,
- * bench/webhooks.ts, bench/dashboard.ts, bench/payments.ts and bench/tracing.ts for their own variables; a partial run leaves
+ * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard, payments, tracing, analytics; default all seven: the
+ * events, webhooks, dashboard, payments, tracing and analytics scenarios run after the affiliates ones, see bench/events.ts,
+ * bench/webhooks.ts, bench/dashboard.ts, bench/payments.ts, bench/tracing.ts and bench/analytics.ts for their own variables; a partial run leaves
  * docs/PERFORMANCE.md alone unless BENCH_WRITE_DOC=1), BENCH_SERVICE_ENV (NAME=value … for the affiliates, events, commissions and
  * dispatcher services, e.g. "DATABASE_POOL_SIZE=20 CONVERSION_CONCURRENCY=8").
  */
@@ -198,7 +199,7 @@ async function main(): Promise<void> {
   );
 
   // ---- processes --------------------------------------------------------------------------------------------------
-  // One directory per service: every thread writes a profile (tsx's loader hooks run in a thread of their own).
+  // One directory per service: every thread of it writes a profile.
   const profileDir = (name: string) => join(ROOT, '.data', 'bench-profiles', runId, name);
   const nodeArgs = (name: string) => {
     if (!settings.profile) return settings.serviceNodeArgs;
@@ -433,6 +434,8 @@ async function main(): Promise<void> {
   if (only.has('payments')) parts.push({ title: 'Platform payment API', result: await runPayments(context) });
   if (only.has('tracing'))
     parts.push({ title: 'Tracing: CPU per POST /api/v1/events, off and on', result: await runTracing(context) });
+  if (only.has('analytics'))
+    parts.push({ title: 'Analytics: reads at size, and recording with rollups', result: await runAnalytics(context) });
   memory.stop();
 
   const memRows: MemoryRow[] = [

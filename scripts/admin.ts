@@ -8,6 +8,7 @@ import * as coupons from './admin/coupons.ts';
 import * as payouts from './admin/payouts.ts';
 import * as platformAccounts from './admin/platform-accounts.ts';
 import * as platformKeys from './admin/platform-keys.ts';
+import * as plans from './admin/plans.ts';
 import * as programme from './admin/programme.ts';
 import * as secrets from './admin/secrets.ts';
 import * as webhooks from './admin/webhooks.ts';
@@ -32,6 +33,7 @@ const USAGE = `usage: npm run -s admin -- <command>        (-s: npm prints no ba
 ${platformKeys.PLATFORM_KEY_USAGE}
 ${platformAccounts.PLATFORM_ACCOUNT_USAGE}
 ${payouts.PAYOUT_USAGE}
+${plans.PLAN_USAGE}
 ${webhooks.WEBHOOK_USAGE}
 ${secrets.SECRETS_USAGE}`;
 
@@ -84,6 +86,7 @@ const COMMANDS: Record<string, Handler> = {
   'platform-key list': (sql) => platformKeys.listPlatformKeys(sql),
   'platform-account bind': (sql, [id, merchantId]) =>
     platformAccounts.bindPlatformAccount(sql, need(id, '<acct_id>'), need(merchantId, '<merchant_id>')),
+  'plan approve': (sql, [id]) => plans.approvePlan(sql, need(id, '<merchant_id>')),
 };
 
 function parse(argv: string[]) {

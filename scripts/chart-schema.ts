@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import { CommonEnv } from '@platform/shared/config';
 import { GatewayEnv } from '@platform/gateway/config';
+import { SmtpUrl } from '@platform/dispatcher/config';
 import { PLATFORM_SERVICES, type PlatformService } from './services.ts';
 
 /**
@@ -16,8 +17,14 @@ export const CHART_MANAGED_ENV = [
   'ENCRYPTION_KEY',
   'ENCRYPTION_KEYS_PREVIOUS',
   'NATS_URL',
+  'NATS_USER',
+  'NATS_PASSWORD',
+  'NATS_TLS_CA',
+  'NATS_TLS_CERT',
+  'NATS_TLS_KEY',
   'OPS_PORT',
   'PORT',
+  'SMTP_URL',
 ];
 
 const without = (props: TProperties, names: string[]): TProperties =>
@@ -83,6 +90,8 @@ function chartValuesSchema(): TObject {
         // Empty, or what the services accept in ENCRYPTION_KEY and ENCRYPTION_KEYS_PREVIOUS.
         encryptionKey: Type.Union([Type.Literal(''), CommonEnv.ENCRYPTION_KEY]),
         encryptionKeysPrevious: Type.Union([Type.Literal(''), CommonEnv.ENCRYPTION_KEYS_PREVIOUS]),
+        // Empty, or what the dispatcher accepts in SMTP_URL (it holds the SMTP password: a Secret's, not an env value).
+        smtpUrl: Type.Union([Type.Literal(''), SmtpUrl]),
       },
       {
         additionalProperties: false,
@@ -92,6 +101,11 @@ function chartValuesSchema(): TObject {
       },
     ),
     externalNats: closed({ url: CommonEnv.NATS_URL }),
+    natsAuth: closed({
+      existingSecret: Type.String(),
+      passwords: map(Type.String({ minLength: 1 }), 'NATS passwords by service name (bundled NATS)'),
+    }),
+    natsTls: closed({ enabled: Type.Boolean(), secretName: Type.String(), clientCertificate: Type.Boolean() }),
     nats: Type.Object(
       { enabled: Type.Boolean() },
       { additionalProperties: true, description: 'values of the NATS chart' },
@@ -146,6 +160,12 @@ function chartValuesSchema(): TObject {
       ingressNamespaceSelector: Type.Object({}),
       privateCIDRs: Type.Array(Type.String({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' })),
       extraEgress: Type.Array(Type.Object({})),
+      nats: closed({ extraIngress: Type.Array(Type.Object({})) }),
+      postgres: closed({
+        podSelector: map(Type.String(), 'labels of the Postgres pods'),
+        port: Port,
+        extraIngress: Type.Array(Type.Object({})),
+      }),
     }),
     metrics: closed({
       serviceMonitor: closed({

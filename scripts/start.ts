@@ -62,14 +62,10 @@ const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 for (const service of PLATFORM_SERVICES) {
-  const child = spawn(
-    process.execPath,
-    [...serviceNodeArgs(service.name), '--import', 'tsx', `${ROOT}${service.entry}`],
-    {
-      env: { ...env, OPS_PORT: process.env[opsPortVariable(service.name)] ?? String(service.opsPort) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...serviceNodeArgs(service.name), `${ROOT}${service.entry}`], {
+    env: { ...env, OPS_PORT: process.env[opsPortVariable(service.name)] ?? String(service.opsPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.set(service.name, child);
   const prefix = `${service.name.padEnd(11)} | `;
   const pipeLines = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {

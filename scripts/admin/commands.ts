@@ -8,9 +8,11 @@ import {
   type Plan,
 } from '@platform/shared/api-keys';
 import type { Sql } from '@platform/shared/db';
+import type { Row } from 'postgres';
 import { ApiError } from '@platform/shared/errors';
-import { isId, newId } from '@platform/shared/ids';
-import { hashPassword } from '@platform/shared/passwords';
+import { isId } from '@platform/shared/ids';
+import { insertDashboardUser, insertMerchant } from '@platform/shared/merchants';
+import { hashPassword, PASSWORD_COST } from '@platform/shared/passwords';
 
 export { PLANS, type Plan } from '@platform/shared/api-keys';
 const SCOPES: readonly string[] = KEY_SCOPES;
@@ -20,13 +22,11 @@ const OPERATOR = 'operator';
 /** An operator mistake: printed on stderr, exit 2 (a failure of the command itself exits 1). */
 export class UsageError extends Error {}
 
-export async function createMerchant(sql: Sql, name: string, plan: string) {
+/** The row as the CLI prints it (typed loosely, as postgres.js rows are, for the callers that index it). */
+export async function createMerchant(sql: Sql, name: string, plan: string): Promise<Row | undefined> {
   if (!name.trim()) throw new UsageError('--name must not be empty');
   assertPlan(plan);
-  const [row] = await sql`
-    insert into merchants (id, name, plan) values (${newId('mer')}, ${name}, ${plan})
-    returning id, name, plan, settings, created_at`;
-  return row;
+  return insertMerchant(sql, name, plan);
 }
 
 /** Below scale, the merchant's keys lose their custom rate limits (changePlan; audited). */
@@ -85,19 +85,23 @@ async function describeKey(sql: Sql, keyId: string) {
   return row;
 }
 
-export async function createUser(sql: Sql, merchantId: string, email: string, password: string) {
+/** A dashboard user; `passwordCost` (log2 of scrypt's N) is lowered only by the test suite (see shared/src/passwords.ts). */
+export async function createUser(
+  sql: Sql,
+  merchantId: string,
+  email: string,
+  password: string,
+  passwordCost = PASSWORD_COST,
+): Promise<Row | undefined> {
   if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new UsageError('--email must be an e-mail address');
   if (password.length < 10) throw new UsageError('--password must have at least 10 characters');
   if (!isId('mer', merchantId)) throw new UsageError(`no merchant ${String(merchantId)}`);
   const [merchant] = await sql`select 1 from merchants where id = ${merchantId}`;
   if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, passwordCost);
   try {
-    const [row] = await sql`
-      insert into dashboard_users (id, merchant_id, email, password_hash)
-      values (${newId('usr')}, ${merchantId}, ${email}, ${passwordHash})
-      returning id, merchant_id, email, created_at`;
-    return row;
+    // Made by the operator: the address is taken as verified.
+    return await insertDashboardUser(sql, { merchantId, email, passwordHash, verified: true });
   } catch (err) {
     if ((err as { code?: string }).code === '23505')
       throw new UsageError(`a user with e-mail ${email} already exists`, { cause: err });

@@ -18,6 +18,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: 'payment_accounts', column: 'bank_account_encrypted', purpose: 'bank-account', key: ['id'] },
   { table: 'idempotency_keys', column: 'body', purpose: 'idempotency-answer', key: ['owner', 'key'], bytes: true },
   { table: 'idempotency_keys', column: 'reply_body', purpose: 'idempotency-reply', key: ['owner', 'key'], bytes: true },
+  { table: 'mails', column: 'content_encrypted', purpose: 'mail', key: ['id'] },
 ];
 
 /** Rows read and rewritten per statement. */

@@ -1,20 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { hashApiKey } from './crypto.ts';
-import type { Sql } from './db.ts';
+import type { Queryable, Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import { newId } from './ids.ts';
+import {
+  allowsApiKeys,
+  allowsCustomRateLimits,
+  DEFAULT_RATE_LIMIT,
+  lowestPlanAllowing,
+  planTerms,
+  type Plan,
+} from './plans.ts';
 
 /**
  * API key management, shared by the operator CLI and the dashboard so that both check the same rules and write the
- * same audit log: keys on growth and up, per-key rate limits on scale and up, the value returned once
- * and only its hash stored. `actor` names who made the change: the dashboard user's e-mail, or 'operator'.
+ * same audit log: keys and per-key rate limits on the plans that allow them (the catalogue, plans.ts), the value
+ * returned once and only its hash stored. `actor` names who made the change: the dashboard user's e-mail, or 'operator'.
  */
-export const PLANS = ['free', 'starter', 'growth', 'scale', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
-export const API_KEY_PLANS: readonly Plan[] = ['growth', 'scale', 'enterprise'];
-export const CUSTOM_RATE_PLANS: readonly Plan[] = ['scale', 'enterprise'];
+export { PLANS, type Plan } from './plans.ts';
 export const KEY_SCOPES = ['read', 'write', '*'] as const;
-export const DEFAULT_RATE_LIMIT = 600;
 
 export interface CreatedKey {
   id: string;
@@ -35,10 +39,10 @@ export async function createApiKey(
   return sql.begin(async (tx) => {
     const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for share`;
     if (!merchant) throw new ApiError('NOT_FOUND', `No such merchant ${merchantId}`);
-    if (!API_KEY_PLANS.includes(merchant.plan)) {
+    if (!allowsApiKeys(merchant.plan)) {
       throw new ApiError(
         'PLAN_REQUIRED',
-        `API keys need the growth plan or higher; ${merchantId} is on ${merchant.plan}`,
+        `API keys need the ${lowestPlanAllowing('api_keys').id} plan or higher; ${merchantId} is on ${merchant.plan}`,
       );
     }
     const limit = checkRateLimit(merchant.plan, rateLimit);
@@ -112,36 +116,45 @@ export async function changePlan(
   plan: Plan,
   actor: string,
 ): Promise<Record<string, unknown> | undefined> {
-  return sql.begin(async (tx) => {
-    const [merchant] = await tx`
-      update merchants set plan = ${plan}, updated_at = date_trunc('milliseconds', now())
-      where id = ${merchantId} returning id, name, plan, settings, created_at, updated_at`;
-    if (!merchant || CUSTOM_RATE_PLANS.includes(plan)) return merchant;
-    const reset = await tx<{ id: string; from: number }[]>`
-      update api_keys k set rate_limit_per_min = ${DEFAULT_RATE_LIMIT}
-      from (select id, rate_limit_per_min from api_keys
-            where merchant_id = ${merchantId} and revoked_at is null and rate_limit_per_min <> ${DEFAULT_RATE_LIMIT}
-            for update) old
-      where k.id = old.id
-      returning k.id, old.rate_limit_per_min as from`;
-    for (const key of reset) {
-      await tx`insert into api_key_audit (key_id, merchant_id, action, detail, actor)
-        values (${key.id}, ${merchantId}, 'rate_limit_changed', ${tx.json({ from: key.from, to: DEFAULT_RATE_LIMIT, reason: `plan ${plan}` })}, ${actor})`;
-    }
-    return merchant;
-  });
+  return sql.begin((tx) => changePlanIn(tx, merchantId, plan, actor));
+}
+
+/** changePlan inside a transaction of the caller's, for a plan change that commits with something else (a charge). */
+export async function changePlanIn(
+  tx: Queryable,
+  merchantId: string,
+  plan: Plan,
+  actor: string,
+): Promise<Record<string, unknown> | undefined> {
+  const [merchant] = await tx`
+    update merchants set plan = ${plan}, updated_at = date_trunc('milliseconds', now())
+    where id = ${merchantId} returning id, name, plan, settings, created_at, updated_at`;
+  if (!merchant || allowsCustomRateLimits(plan)) return merchant;
+  const reset = await tx<{ id: string; from: number }[]>`
+    update api_keys k set rate_limit_per_min = ${DEFAULT_RATE_LIMIT}
+    from (select id, rate_limit_per_min from api_keys
+          where merchant_id = ${merchantId} and revoked_at is null and rate_limit_per_min <> ${DEFAULT_RATE_LIMIT}
+          for update) old
+    where k.id = old.id
+    returning k.id, old.rate_limit_per_min as from`;
+  for (const key of reset) {
+    await tx`insert into api_key_audit (key_id, merchant_id, action, detail, actor)
+      values (${key.id}, ${merchantId}, 'rate_limit_changed', ${tx.json({ from: key.from, to: DEFAULT_RATE_LIMIT, reason: `plan ${plan}` })}, ${actor})`;
+  }
+  return merchant;
 }
 
 function checkRateLimit(plan: Plan, rateLimit: number | undefined): number {
   if (rateLimit === undefined) return DEFAULT_RATE_LIMIT;
-  if (!CUSTOM_RATE_PLANS.includes(plan))
+  if (!allowsCustomRateLimits(plan))
     throw new ApiError(
       'PLAN_REQUIRED',
-      `A custom rate limit needs the scale plan or higher; the merchant is on ${plan}`,
+      `A custom rate limit needs the ${lowestPlanAllowing('custom_rate_limits').id} plan or higher; the merchant is on ${plan}`,
     );
-  if (!Number.isInteger(rateLimit) || rateLimit < 60 || rateLimit > 60000) {
+  const max = planTerms(plan).limits.rate_limit_per_min!.max;
+  if (!Number.isInteger(rateLimit) || rateLimit < 60 || rateLimit > max) {
     throw new ApiError('INVALID_INPUT', 'The request is invalid', [
-      { path: 'rate_limit_per_min', message: 'must be a whole number from 60 to 60000' },
+      { path: 'rate_limit_per_min', message: `must be a whole number from 60 to ${max}` },
     ]);
   }
   return rateLimit;

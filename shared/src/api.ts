@@ -1,5 +1,6 @@
 import type { ApiOperation } from './api/define.ts';
 import { affiliatesApi } from './api/affiliates.ts';
+import { analyticsApi } from './api/analytics.ts';
 import { commissionsApi } from './api/commissions.ts';
 import { couponsApi } from './api/coupons.ts';
 import { eventsApi } from './api/events.ts';
@@ -18,6 +19,7 @@ export const api = {
   ...webhooksApi,
   ...taxFormsApi,
   ...payoutsApi,
+  ...analyticsApi,
 } as const;
 
 export const operations: ApiOperation[] = Object.values(api);

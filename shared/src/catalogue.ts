@@ -23,6 +23,9 @@ import { Type, type Static } from '@sinclair/typebox';
  *   {PREFIX}_DOMAIN_EVENTS ──▶ dispatcher (durable consumer "dispatcher": fan-out into Postgres deliveries)
  *   dispatcher ──▶ {prefix}.webhook.attempt   stream {PREFIX}_WEBHOOK_ATTEMPTS (work queue of wake-up hints)
  *     consumed by every dispatcher replica (durable consumer "dispatcher-attempts"); see WEBHOOK_ATTEMPTS below
+ *
+ * Which process publishes and subscribes to what, and so each process's NATS user and permissions: nats-access.ts.
+ * A new subject, stream or consumer here goes there too.
  */
 
 // ---- request/reply ---------------------------------------------------------------------------------------------
@@ -158,8 +161,8 @@ export interface DurableConsumerEntry {
 
 /**
  * The commissions service's consumer of `conversion.recorded`. Processing is idempotent (see
- * services/commissions/src/domain/process.ts), so a redelivery after a crash between commit and ack changes nothing.
- * Messages the stream loses are processed from the outbox by the reconciler (domain/reconcile.ts).
+ * services/commissions/src/process.ts), so a redelivery after a crash between commit and ack changes nothing.
+ * Messages the stream loses are processed from the outbox by the reconciler (reconcile.ts).
  */
 export const COMMISSIONS_CONSUMER: DurableConsumerEntry = {
   stream: 'CONVERSIONS',
@@ -171,9 +174,11 @@ export const COMMISSIONS_CONSUMER: DurableConsumerEntry = {
   max_ack_pending: 1000,
 };
 
+/** `replicas`: the consumer's num_replicas (JETSTREAM_REPLICAS, resolved by jetstream-replicas.ts). */
 export function durableConsumerConfig(
   prefix: string,
   entry: DurableConsumerEntry,
+  replicas: number,
 ): Partial<ConsumerConfig> & { durable_name: string } {
   return {
     durable_name: entry.durable_name,
@@ -185,6 +190,7 @@ export function durableConsumerConfig(
     ack_wait: entry.ack_wait_ms * 1e6, // nanoseconds
     max_deliver: entry.max_deliver,
     max_ack_pending: entry.max_ack_pending,
+    num_replicas: replicas,
   };
 }
 
@@ -199,7 +205,8 @@ export function streamName(prefix: string, stream: StreamKey): string {
   return `${prefix.toUpperCase()}_${stream}`;
 }
 
-export function streamConfigs(prefix: string): (Partial<StreamConfig> & { name: string })[] {
+/** `replicas`: every stream's num_replicas (JETSTREAM_REPLICAS, resolved by jetstream-replicas.ts). */
+export function streamConfigs(prefix: string, replicas: number): (Partial<StreamConfig> & { name: string })[] {
   return [
     {
       name: streamName(prefix, 'DOMAIN_EVENTS'),
@@ -210,6 +217,7 @@ export function streamConfigs(prefix: string): (Partial<StreamConfig> & { name: 
       max_age: 7 * 24 * 3600 * 1e9, // nanoseconds; Postgres keeps the history, the stream is transport
       // Long enough to cover a relay that crashed after publishing and before marking the row, then restarted.
       duplicate_window: 10 * 60 * 1e9,
+      num_replicas: replicas,
     },
     {
       name: streamName(prefix, 'CONVERSIONS'),
@@ -219,6 +227,7 @@ export function streamConfigs(prefix: string): (Partial<StreamConfig> & { name: 
       discard: DiscardPolicy.Old,
       max_age: 7 * 24 * 3600 * 1e9,
       duplicate_window: 10 * 60 * 1e9,
+      num_replicas: replicas,
     },
     {
       // Hints only ("delivery dlv_… may be due"): losing or purging them delays nothing for long, because the
@@ -230,6 +239,7 @@ export function streamConfigs(prefix: string): (Partial<StreamConfig> & { name: 
       discard: DiscardPolicy.Old,
       max_age: 24 * 3600 * 1e9,
       duplicate_window: 2 * 60 * 1e9,
+      num_replicas: replicas,
     },
   ];
 }
@@ -296,10 +306,17 @@ export function trackingSubject(prefix: string, operation: TrackingOperation): s
   return `${prefix}.tracking.${operation}`;
 }
 
-/** What the gateway saw of the browser. The events service stores only an HMAC of the IP, and logs neither. */
+/**
+ * What the gateway saw of the browser. The events service stores only an HMAC of the IP, and logs neither; from the
+ * rest it keeps the referrer's host, the country code and the class of device (services/events/src/domain/clicks.ts).
+ */
 export interface TrackingClient {
   ip: string | null;
   user_agent: string | null;
+  /** The Referer header of a referral link's request; null on POST /t/visit, whose body reports the page's referrer. */
+  referrer: string | null;
+  /** The value of the GEO_COUNTRY_HEADER header as sent, unchecked; null when that setting is unset or it is absent. */
+  country: string | null;
 }
 
 export interface TrackReferralRequest {

@@ -9,13 +9,12 @@ import { TracingEnv } from './tracing/env.ts';
  * A bad value throws ConfigError naming the variable, and `main` exits on it.
  */
 export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-    options?: ErrorOptions,
-  ) {
+  readonly variable: string;
+
+  constructor(variable: string, problem: string, options?: ErrorOptions) {
     super(`configuration: ${variable} ${problem}`, options);
     this.name = 'ConfigError';
+    this.variable = variable;
   }
 }
 
@@ -65,12 +64,39 @@ export const CommonEnv = {
     description:
       "Postgres lock_timeout of the process's connections: how long a statement waits for a row or table lock held by another transaction; below RPC_TIMEOUT_MS too",
   }),
-  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', pattern: '^(nats|tls|ws|wss)://' }),
+  NATS_URL: Type.String({
+    default: 'nats://127.0.0.1:4222',
+    pattern: '^(nats|tls|ws|wss)://[^,\\s]+(\\s*,\\s*(nats|tls|ws|wss)://[^,\\s]+)*$',
+    description:
+      'the NATS seed servers, comma-separated (nats://, tls://, ws:// or wss:// each); the client learns the rest of the cluster from them',
+  }),
   NATS_PREFIX: Type.String({
     default: 'aff',
     pattern: '^[a-z][a-z0-9_]{0,31}$',
     description: 'first token of every subject and prefix of every stream name (isolates environments)',
   }),
+  NATS_USER: Type.Optional(
+    Type.String({
+      // A subject token too: the process's replies come to its inbox `_INBOX.<user>.…`.
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description:
+        "the process's own NATS user (`npm run nats:config` writes each one's; docs/NATS-SECURITY.md); with NATS_PASSWORD",
+    }),
+  ),
+  NATS_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: "NATS_USER's password" })),
+  NATS_TLS_CA: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "path of the CA certificate (PEM) the NATS servers' certificates are checked against; turns TLS on",
+    }),
+  ),
+  NATS_TLS_CERT: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'path of the client certificate (PEM) for NATS mutual TLS; with NATS_TLS_KEY',
+    }),
+  ),
+  NATS_TLS_KEY: Type.Optional(Type.String({ minLength: 1, description: "path of NATS_TLS_CERT's private key (PEM)" })),
   LOG_LEVEL: Type.Union(
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
     { default: 'info' },
@@ -128,6 +154,11 @@ export const TopologyEnv = {
     maximum: 60_000,
     description:
       'how often a service checks that the JetStream streams and its consumers exist, recreating what is missing (also at once when a publish or a pull finds one gone)',
+  }),
+  JETSTREAM_REPLICAS: Type.Union([Type.Literal('auto'), Type.Literal('1'), Type.Literal('3'), Type.Literal('5')], {
+    default: 'auto',
+    description:
+      'num_replicas of the streams and durable consumers: auto is 3 when the NATS cluster has at least 3 servers (as its servers advertise them to clients), else 1. A stream or consumer with fewer is scaled up in place by the topology check; none is ever scaled down',
   }),
 };
 

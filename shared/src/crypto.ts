@@ -25,7 +25,8 @@ export function hashApiKey(value: string): Buffer {
  * What a secret at rest is for. Each purpose encrypts under a key of its own (HKDF info `secrets-at-rest:<purpose>`),
  * so a ciphertext of one purpose opens with no other's key, and a flaw in how one is handled exposes no other.
  */
-export type SecretPurpose = 'vault' | 'webhook-secret' | 'bank-account' | 'idempotency-answer' | 'idempotency-reply';
+export type SecretPurpose =
+  'vault' | 'webhook-secret' | 'bank-account' | 'idempotency-answer' | 'idempotency-reply' | 'mail';
 
 /**
  * The columns whose values a purpose's ciphertexts are bound to, in order: the row's identity, then what scopes it
@@ -39,6 +40,7 @@ export const BOUND_COLUMNS = {
   'bank-account': ['id', 'livemode'],
   'idempotency-answer': ['owner', 'key'],
   'idempotency-reply': ['owner', 'key'],
+  mail: ['id', 'merchant_id'],
 } as const satisfies Record<SecretPurpose, readonly string[]>;
 
 type Strings<T extends readonly string[]> = { [I in keyof T]: string };

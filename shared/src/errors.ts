@@ -54,14 +54,14 @@ export const ErrorEnvelopeSchema = Type.Object(
 
 /** A failure the caller should see, as opposed to a bug (which becomes INTERNAL). */
 export class ApiError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: ErrorDetail[],
-    options?: ErrorOptions,
-  ) {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetail[] | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], options?: ErrorOptions) {
     super(message, options);
     this.name = 'ApiError';
+    this.code = code;
+    this.details = details;
   }
 }
 

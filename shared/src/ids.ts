@@ -22,7 +22,12 @@ export type IdPrefix =
   | 'acct'
   | 'pi'
   | 'txn'
-  | 'pkey';
+  | 'pkey'
+  | 'mail'
+  | 'aud'
+  | 'inv'
+  | 'bch'
+  | 'bev';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
@@ -70,6 +75,14 @@ function nextRandom(size: number): Buffer {
 
 function idPattern(prefix: IdPrefix): RegExp {
   return new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`);
+}
+
+/** The milliseconds an id was made at (its first 10 characters), or undefined when it is no id of that kind. */
+export function idTime(prefix: IdPrefix, value: string): number | undefined {
+  if (!isId(prefix, value)) return undefined;
+  let time = 0;
+  for (const c of value.slice(prefix.length + 1, prefix.length + 11)) time = time * 32 + ALPHABET.indexOf(c);
+  return time;
 }
 
 /** True when `value` has the shape of an id of that kind; anything else can never name a row. */

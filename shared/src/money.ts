@@ -102,3 +102,26 @@ export function divideHalfEven(x: number, d: number): number {
   if (2 * r > d || (2 * r === d && q % 2 === 1)) return q + 1;
   return q;
 }
+
+/**
+ * A signed decimal sum as Postgres gives NUMERIC ("-12.5000", "418.05", "0") written with the currency's decimals
+ * ("-12.50", "418.05", "0.00"), exactly, by digits; more decimals than the currency has are rounded half to even,
+ * the one rounding rule. For totals shown back (analytics), which may be negative where refunds exceed sales.
+ */
+export function sumInCurrency(amount: string, currency: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(amount);
+  if (!match) throw new Error(`not a decimal: ${JSON.stringify(amount)}`);
+  const [, sign, whole, fraction = ''] = match;
+  const digits = minorUnitDigits(currency);
+  const scaled = BigInt(whole! + fraction.padEnd(digits, '0'));
+  const extra = Math.max(0, fraction.length - digits);
+  let minor = scaled / 10n ** BigInt(extra);
+  if (extra > 0) {
+    const rest = scaled % 10n ** BigInt(extra);
+    const half = 5n * 10n ** BigInt(extra - 1);
+    if (rest > half || (rest === half && minor % 2n === 1n)) minor += 1n;
+  }
+  const text = minor.toString().padStart(digits + 1, '0');
+  const body = digits === 0 ? text : `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+  return minor === 0n ? body : sign + body;
+}

@@ -1,10 +1,11 @@
 import { headers, type MsgHdrs } from '@nats-io/nats-core';
-import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Counter, type Registry } from 'prom-client';
 import { createBatcher } from './batcher.ts';
 import { outboxSubject, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import type { Logger } from './log.ts';
+import { natsInbox } from './nats.ts';
 import { NOTIFY_CHANNEL, outboxEnvelope, registerLocalRelay } from './outbox.ts';
 import { inTransaction } from './transactions.ts';
 import { endSpans, type Span, type TraceCarrier } from './tracing/context.ts';
@@ -70,7 +71,7 @@ const PERMANENT_ERR_CODES = new Set([10054]);
  * per message are made once per publisher, not per batch (unnest.ts says why).
  */
 function createJetStreamPublisher(nc: NatsConnection) {
-  const inbox = createInbox();
+  const inbox = natsInbox(nc);
   const waiting = new Map<string, PendingBatch>();
   let next = 0;
   const finish = (batch: PendingBatch, refusal: Error | null) => {

@@ -2,6 +2,7 @@ import { type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
 import type { Logger } from './log.ts';
+import { startPartitionMaintenance, type PartitionedTable } from './partitions.ts';
 import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './worker.ts';
 import { unnestColumns } from './unnest.ts';
@@ -146,13 +147,16 @@ export function outboxEnvelope(sql: Queryable) {
  * Deletes up to `limit` outbox rows published (or set aside: never publishable) more than `retentionDays` ago that
  * both reconcilers have passed: the dispatcher's (webhook_fanout_watermark, every row) and the commissions service's
  * (conversion_reconcile_watermark, conversion.recorded rows). A reconciler that is not running holds its watermark,
- * and with it the rows it has yet to check. Oldest first; rows another replica is deleting are skipped.
+ * and with it the rows it has yet to check. Oldest first; rows another replica is deleting are skipped. A row is
+ * published or set aside after it was written: the condition on created_at, implied, confines the statement to the
+ * partitions that can hold such rows (those wholly past it are dropped: outboxPartitions).
  */
 export async function pruneOutbox(sql: Sql, retentionDays: number, limit: number): Promise<number> {
   const deleted = await sql`
-    delete from outbox where seq in (
+    delete from outbox where created_at < now() - ${retentionDays} * interval '1 day' and seq in (
       select seq from outbox
-      where coalesce(published_at, set_aside_at) < now() - ${retentionDays} * interval '1 day'
+      where created_at < now() - ${retentionDays} * interval '1 day'
+        and coalesce(published_at, set_aside_at) < now() - ${retentionDays} * interval '1 day'
         and seq <= (select seq from webhook_fanout_watermark)
         and seq <= (select seq from conversion_reconcile_watermark)
       order by seq
@@ -161,15 +165,60 @@ export async function pruneOutbox(sql: Sql, retentionDays: number, limit: number
   return deleted.count;
 }
 
-/** Deletes published rows past `retentionDays` (pruneOutbox), at start and then hourly, 5,000 per statement. */
+/**
+ * The outbox is partitioned by day on created_at; a week of partitions is made ahead. A day past the retention is
+ * dropped whole once every row of it is published (or set aside) and both reconcilers have passed it; its seq and
+ * id are indexed in each partition (the parent cannot declare them without created_at). Each day is vacuumed as the
+ * table was (migration 008): the relay reads its index of unpublished rows on every wake-up.
+ */
+export const outboxPartitions: PartitionedTable = {
+  table: 'outbox',
+  period: 'day',
+  keyType: 'timestamptz',
+  ahead: 7,
+  partitionIndexes: [
+    { suffix: 'seq', columns: 'seq' },
+    { suffix: 'id', columns: 'id' },
+  ],
+  storage:
+    'autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000, ' +
+    'autovacuum_analyze_scale_factor = 0.01, autovacuum_analyze_threshold = 1000',
+};
+
+/** Whether a partition of the outbox holds a row a relay or a reconciler has yet to read. */
+async function outboxPartitionNeeded(tx: Queryable, partition: string): Promise<boolean> {
+  const [row] = await tx.unsafe<{ needed: boolean }[]>(
+    `select exists (select 1 from ${partition}
+       where (published_at is null and set_aside_at is null)
+          or seq > (select seq from webhook_fanout_watermark)
+          or seq > (select seq from conversion_reconcile_watermark)) as needed`,
+  );
+  return row!.needed;
+}
+
+/**
+ * Makes the outbox's partitions ahead and drops the days past `retentionDays` (outboxPartitions), and deletes the
+ * published rows past it in the day that straddles it (pruneOutbox), at start and then hourly, 5,000 per statement.
+ */
 export function startOutboxPurge(sql: Sql, log: Logger, retentionDays: number): Worker {
-  return startPeriodicPurge({
+  const partitions = startPartitionMaintenance({
+    sql,
+    log,
+    tables: [{ spec: outboxPartitions, retentionDays, stillNeeded: outboxPartitionNeeded }],
+  });
+  const purge = startPeriodicPurge({
     what: 'published outbox rows',
     log,
     batch: 5000,
     fields: { retention_days: retentionDays },
     deleteBatch: (limit) => pruneOutbox(sql, retentionDays, limit),
   });
+  return {
+    async stop() {
+      await purge.stop();
+      await partitions.stop();
+    },
+  };
 }
 
 /**

@@ -9,6 +9,10 @@ import { promisify } from 'node:util';
  * The cost is OWASP's Password Storage Cheat Sheet recommendation for scrypt: N=2^17, r=8, p=1. One evaluation takes
  * 128 × N × r bytes (128 MiB) outside the JavaScript heap, four times Node's default `maxmem`, so the limit is raised
  * for it; callers bound how many run at once (the gateway's password checker runs one at a time).
+ *
+ * `cost` is log2(N). Only the test suite passes less than PASSWORD_COST (through the gateway's PASSWORD_HASH_COST,
+ * which refuses a lower value outside APP_ENV=test): its files sign in hundreds of times, and what they check is the
+ * flow, not the work factor, which the files about password work check at today's cost.
  */
 const scrypt = promisify(scryptCb) as (
   password: string,
@@ -16,7 +20,9 @@ const scrypt = promisify(scryptCb) as (
   keylen: number,
   options: object,
 ) => Promise<Buffer>;
-const N = 2 ** 17;
+/** Today's cost, log2(N). */
+export const PASSWORD_COST = 17;
+const N = 2 ** PASSWORD_COST;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
@@ -25,10 +31,11 @@ const MAX_MEMORY = 128 * N * R * P;
 /** The scrypt memory a check may take, with room for OpenSSL's own small overhead above 128 × N × r × p. */
 const MAXMEM = 2 * MAX_MEMORY;
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, cost = PASSWORD_COST): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(password, salt, KEY_LENGTH, { N, r: R, p: P, maxmem: MAXMEM });
-  return ['scrypt', N, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const n = 2 ** cost;
+  const hash = await scrypt(password, salt, KEY_LENGTH, { N: n, r: R, p: P, maxmem: MAXMEM });
+  return ['scrypt', n, R, P, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
 function parse(stored: string) {
@@ -50,16 +57,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, parsed.hash);
 }
 
-/** Whether `stored` was made with less than today's cost (or is unreadable) and should be replaced by a new hash. */
-export function needsRehash(stored: string): boolean {
+/** Whether `stored` was made with less than `cost` (or is unreadable) and should be replaced by a new hash. */
+export function needsRehash(stored: string, cost = PASSWORD_COST): boolean {
   const parsed = parse(stored);
-  return !parsed || parsed.params.N < N || parsed.params.r < R || parsed.params.p < P;
+  return !parsed || parsed.params.N < 2 ** cost || parsed.params.r < R || parsed.params.p < P;
 }
 
 /** Spends the time of one check when there is no hash to check against, so timing does not reveal unknown accounts. */
-let dummy: Promise<string> | undefined;
-export async function verifyNothing(password: string): Promise<false> {
-  dummy ??= hashPassword('no account has this password');
+const dummies = new Map<number, Promise<string>>();
+export async function verifyNothing(password: string, cost = PASSWORD_COST): Promise<false> {
+  let dummy = dummies.get(cost);
+  if (!dummy) dummies.set(cost, (dummy = hashPassword('no account has this password', cost)));
   await verifyPassword(password, await dummy);
   return false;
 }

@@ -17,25 +17,48 @@ export function startPeriodicPurge(opts: {
   /** Added to the log line of a run that deleted something. */
   fields?: Record<string, unknown>;
 }): Worker {
-  const { log, batch } = opts;
+  return startBatchLoop({
+    everyMs: PURGE_EVERY_MS,
+    batch: opts.batch,
+    runBatch: opts.deleteBatch,
+    done: (deleted) => {
+      if (deleted > 0) opts.log.info(`${opts.what} past the retention deleted`, { count: deleted, ...opts.fields });
+    },
+    failed: (err) => opts.log.warn(`purge of ${opts.what} failed; the next run retries`, { err }),
+  });
+}
+
+/**
+ * Runs batches at start and then every `everyMs`, never two runs at once: a run calls `runBatch(batch)` until one
+ * comes back short (it answers how many rows it handled) or the worker is stopping, then tells `done` the total.
+ * A failed run is reported to `failed` and the next one retries.
+ */
+export function startBatchLoop(opts: {
+  everyMs: number;
+  batch: number;
+  runBatch: (limit: number) => Promise<number>;
+  done: (total: number) => void;
+  failed: (err: unknown) => void;
+}): Worker {
+  const { batch } = opts;
   let running: Promise<void> | null = null;
   let stopping = false;
 
-  const purge = async () => {
-    let deleted = 0;
-    for (let n = batch; n === batch && !stopping; deleted += n) n = await opts.deleteBatch(batch);
-    if (deleted > 0) log.info(`${opts.what} past the retention deleted`, { count: deleted, ...opts.fields });
+  const loop = async () => {
+    let total = 0;
+    for (let n = batch; n === batch && !stopping; total += n) n = await opts.runBatch(batch);
+    opts.done(total);
   };
   const run = () => {
-    running ??= purge()
-      .catch((err) => log.warn(`purge of ${opts.what} failed; the next run retries`, { err }))
+    running ??= loop()
+      .catch(opts.failed)
       .finally(() => {
         running = null;
       });
   };
 
   run();
-  const timer = setInterval(run, PURGE_EVERY_MS);
+  const timer = setInterval(run, opts.everyMs);
   timer.unref();
   return {
     async stop() {

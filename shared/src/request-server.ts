@@ -59,9 +59,15 @@ export interface Refusal {
 export interface ErrorFormat {
   refusal(err: unknown, log: Logger): Refusal;
   internal: unknown;
+  /** The answer to a request the server is too busy to take (it has `maxInFlight` already): the caller tries again. */
+  unavailable: { code: string; body: unknown };
 }
 
 const envelopeInternal: RpcError = { code: 'INTERNAL', message: 'Something went wrong on our side' };
+const envelopeUnavailable: RpcError = {
+  code: 'UNAVAILABLE',
+  message: 'The service is temporarily unavailable; try again',
+};
 
 /** The error envelope (catalogue.ts RpcError): ApiError as it is, a database outage UNAVAILABLE, else INTERNAL. */
 export const envelopeErrors: ErrorFormat = {
@@ -71,7 +77,7 @@ export const envelopeErrors: ErrorFormat = {
       error = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
     } else if (isDatabaseUnavailable(err)) {
       log.warn('operation failed: database unavailable', { err });
-      error = { code: 'UNAVAILABLE', message: 'The service is temporarily unavailable; try again' };
+      error = envelopeUnavailable;
     } else {
       log.error('operation failed', { err: err as Error });
       error = envelopeInternal;
@@ -79,7 +85,15 @@ export const envelopeErrors: ErrorFormat = {
     return { code: error.code, body: error, final: error.code !== 'INTERNAL' && error.code !== 'UNAVAILABLE' };
   },
   internal: envelopeInternal,
+  unavailable: { code: envelopeUnavailable.code, body: envelopeUnavailable },
 };
+
+/**
+ * How many requests a server works on at once unless told. Past it a request is answered UNAVAILABLE at once instead
+ * of waiting in memory behind the others (for the pool, mostly) until after its caller has given up: the gateway
+ * answers 503 with Retry-After, and a replica less busy takes the retry.
+ */
+export const MAX_IN_FLIGHT_DEFAULT = 512;
 
 interface Metric {
   name: string;
@@ -97,6 +111,8 @@ export interface RequestServerOptions {
   errors?: ErrorFormat;
   /** Where replies are kept on Idempotency-Key claims, and the key that seals them; needed when requests carry one. */
   idempotency?: { sql: Sql; encryptionKey: Buffer };
+  /** Requests worked on at once (MAX_IN_FLIGHT_DEFAULT unless told); more are answered `errors.unavailable`. */
+  maxInFlight?: number;
 }
 
 /**
@@ -122,6 +138,9 @@ export function serveRequests(opts: RequestServerOptions): Worker {
     registers: [opts.registry],
   });
   const unsendable = encodeJson(errors.internal);
+  const busy = encodeJson(errors.unavailable.body);
+  const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT_DEFAULT;
+  let working = 0;
   const keep = (reqLog: Logger, request: RequestBase, reply: Parameters<typeof keepReply>[3]) =>
     opts.idempotency && request.idempotency
       ? keepReply({ ...opts.idempotency, log: reqLog }, request.idempotency, request, reply)
@@ -215,6 +234,24 @@ export function serveRequests(opts: RequestServerOptions): Worker {
     await keep(reqLog, request, final ? { done: true, headers: h, data } : { done: false });
   };
 
+  /**
+   * A request past `maxInFlight`: answered at once, before it is decoded, and counted. Nothing was done, so an
+   * Idempotency-Key's claim it carries is given up, as for one that expired: the retry does the work.
+   */
+  const refuse = async (route: Route<RequestBase>, msg: Msg): Promise<void> => {
+    handled.inc({ [label]: route.name, code: errors.unavailable.code });
+    await new Promise<void>((sent) =>
+      respondInThisTurn({ msg, data: busy, headers: outcomeHeaders('error'), log, sent }),
+    );
+    let request: RequestBase;
+    try {
+      request = decodeJson<RequestBase>(msg.data);
+    } catch {
+      return;
+    }
+    await keep(log, request, { done: false });
+  };
+
   const subscriptions: Subscription[] = (opts.routes as Route<RequestBase>[]).map((route) =>
     nc.subscribe(route.subject, {
       queue: route.queue,
@@ -223,7 +260,13 @@ export function serveRequests(opts: RequestServerOptions): Worker {
           log.error('rpc subscription error', { [label]: route.name, err });
           return;
         }
-        const work = handle(route, msg, performance.now());
+        // Refusals are in flight too (stop waits for their answers) but do not count against the limit.
+        const taken = working < maxInFlight;
+        const work = taken ? handle(route, msg, performance.now()) : refuse(route, msg);
+        if (taken) {
+          working++;
+          void work.finally(() => working--);
+        }
         inFlight.add(work);
         void work.finally(() => inFlight.delete(work));
       },

@@ -4,7 +4,8 @@ import { encryptionKey, type CommonConfig, type OutboxConfig, type TopologyConfi
 import { connectDatabase, type Sql } from './db.ts';
 import { createLogger, type Logger } from './log.ts';
 import { migrate } from './migrate.ts';
-import { connectNats, ensureDurableConsumer, ensureStreams } from './nats.ts';
+import { jetStreamReplicas } from './jetstream-replicas.ts';
+import { connectNats, ensureDurableConsumer, ensureStreams, natsCredentials } from './nats.ts';
 import { serveOperations, type Operation } from './operation.ts';
 import { startOpsServer } from './ops-server.ts';
 import { databaseGauge } from './database-gauge.ts';
@@ -62,8 +63,9 @@ export async function startService(opts: {
   });
   const applied = await migrate(sql);
   if (applied.length) log.info('migrations applied', { applied });
-  const nc = await connectNats(config.NATS_URL, name);
-  await ensureStreams(nc, config.NATS_PREFIX);
+  const nc = await connectNats(config.NATS_URL, name, natsCredentials(config));
+  const replicas = jetStreamReplicas(nc, config.JETSTREAM_REPLICAS);
+  await ensureStreams(nc, config.NATS_PREFIX, replicas());
 
   const registry = new Registry();
   registry.setDefaultLabels({ service: name });
@@ -74,11 +76,12 @@ export async function startService(opts: {
     prefix: config.NATS_PREFIX,
     consumers,
     intervalMs: config.TOPOLOGY_CHECK_INTERVAL_MS,
+    replicas,
     log,
     registry,
   });
   await topology.check();
-  for (const c of consumers) await ensureDurableConsumer(nc, config.NATS_PREFIX, c.entry);
+  for (const c of consumers) await ensureDurableConsumer(nc, config.NATS_PREFIX, c.entry, replicas());
   const readiness = trackReadiness(sql, nc);
   const ready = () => readiness.ready() && topology.healthy();
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready });

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import type { Sql } from './db.ts';
+import type { Queryable, Sql } from './db.ts';
 import { ApiError } from './errors.ts';
 import { isId } from './ids.ts';
 import { MerchantSettings, withDefaults, type CommissionRule } from './schemas/merchant-settings.ts';
@@ -20,12 +20,14 @@ export type SettingsChange =
 /**
  * Applies the changes in order, in one transaction holding the merchant's row, and answers the settings in effect
  * afterwards (defaults filled in). NOT_FOUND for an unknown merchant; INVALID_INPUT, one detail naming the field,
- * for a value its schema refuses (nothing is stored then).
+ * for a value its schema refuses (nothing is stored then). `alongside` runs in the same transaction after the write
+ * (the dashboard's audit entry), so the two commit together or not at all.
  */
 export async function updateMerchantSettings(
   sql: Sql,
   merchantId: string,
   changes: readonly SettingsChange[],
+  alongside?: (tx: Queryable) => Promise<void>,
 ): Promise<MerchantSettings> {
   if (!isId('mer', merchantId)) throw new ApiError('NOT_FOUND', 'No such merchant');
   return sql.begin(async (tx) => {
@@ -54,6 +56,7 @@ export async function updateMerchantSettings(
       }
     }
     await tx`update merchants set settings = ${tx.json(stored as never)}, updated_at = date_trunc('milliseconds', now()) where id = ${merchantId}`;
+    await alongside?.(tx);
     return withDefaults(stored);
   });
 }

@@ -55,6 +55,8 @@ export function startTopology(opts: {
   prefix: string;
   consumers: OwnedConsumer[];
   intervalMs: number;
+  /** The num_replicas streams and consumers should have now (JETSTREAM_REPLICAS; `auto` follows the cluster). */
+  replicas: () => number;
   log: Logger;
   registry: Registry;
 }): Topology {
@@ -83,7 +85,10 @@ export function startTopology(opts: {
 
   const ensureStream = async (jsm: JetStreamManager, cfg: ReturnType<typeof streamConfigs>[number]) => {
     try {
-      await jsm.streams.info(cfg.name);
+      const { config } = await jsm.streams.info(cfg.name);
+      await scaleUp('stream', config.num_replicas, cfg.num_replicas!, { stream: cfg.name }, () =>
+        jsm.streams.update(cfg.name, { num_replicas: cfg.num_replicas! }),
+      );
       return;
     } catch (err) {
       if (!missing(err, 'stream')) throw err;
@@ -97,7 +102,24 @@ export function startTopology(opts: {
     }
   };
 
-  const ensureConsumer = async (jsm: JetStreamManager, owned: OwnedConsumer) => {
+  /**
+   * Raises a stream's or consumer's replicas in place (nats-server moves it to the new peer set and catches the new
+   * peers up from the leader; it stays available meanwhile). Never lowered: a count set higher by an operator stays.
+   * A consumer at 0 (created before replicas were set) follows its stream, and is given the count explicitly.
+   */
+  const scaleUp = async (
+    what: 'stream' | 'consumer',
+    current: number,
+    wanted: number,
+    labels: Record<string, string>,
+    update: () => Promise<unknown>,
+  ) => {
+    if (current >= wanted) return;
+    await update();
+    log.info(`${what} scaled up`, { ...labels, from_replicas: current, to_replicas: wanted });
+  };
+
+  const ensureConsumer = async (jsm: JetStreamManager, owned: OwnedConsumer, replicas: number) => {
     const stream = streamName(prefix, owned.entry.stream);
     let info: ConsumerInfo | null = null;
     try {
@@ -108,7 +130,7 @@ export function startTopology(opts: {
     if (!info) {
       if (!firstCheck) await settle();
       const { state } = await jsm.streams.info(stream);
-      const config = durableConsumerConfig(prefix, owned.entry);
+      const config = durableConsumerConfig(prefix, owned.entry, replicas);
       const start =
         state.messages > 0 && owned.resumeWindowMs !== null
           ? {
@@ -130,6 +152,13 @@ export function startTopology(opts: {
       }
       for (const listener of listeners.get(owned.entry.durable_name) ?? []) listener();
     }
+    await scaleUp(
+      'consumer',
+      info.config.num_replicas ?? 0,
+      replicas,
+      { consumer: owned.entry.durable_name, stream },
+      () => jsm.consumers.update(stream, owned.entry.durable_name, { num_replicas: replicas }),
+    );
     lag.set({ consumer: owned.entry.durable_name }, info.num_pending);
     ackPending.set({ consumer: owned.entry.durable_name }, info.num_ack_pending);
   };
@@ -139,11 +168,12 @@ export function startTopology(opts: {
     const problems: string[] = [];
     try {
       const jsm = await manager();
-      for (const cfg of streamConfigs(prefix)) {
+      const replicas = opts.replicas();
+      for (const cfg of streamConfigs(prefix, replicas)) {
         await ensureStream(jsm, cfg).catch((err) => problems.push(`stream ${cfg.name}: ${(err as Error).message}`));
       }
       for (const owned of opts.consumers) {
-        await ensureConsumer(jsm, owned).catch((err) =>
+        await ensureConsumer(jsm, owned, replicas).catch((err) =>
           problems.push(`consumer ${owned.entry.durable_name}: ${(err as Error).message}`),
         );
       }

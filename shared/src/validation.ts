@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 export type { ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { ApiError, type ErrorDetail } from './errors.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under some loaders.
@@ -9,13 +10,40 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   a: Ajv2020,
 ) => Ajv2020;
 
+/** The instants a `date-time` may name: from 1970 to the end of year 9999, in UTC. */
+const INSTANT_MIN_MS = Date.UTC(1970, 0, 1);
+const INSTANT_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * `date-time` as RFC 3339 writes it (ajv-formats), and also an instant JavaScript and Postgres both read the same
+ * way: a leap second (23:59:60, which Date.parse cannot read), year 0 (which Postgres has not) or an offset that
+ * carries 9999-12-31 into year 10000 would otherwise pass the schema and fail the query.
+ */
+function withInstants(ajv: Ajv2020): Ajv2020 {
+  const rfc3339 = fullFormats['date-time'] as {
+    validate: (s: string) => boolean;
+    compare: (a: string, b: string) => number | undefined;
+  };
+  return ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => {
+      if (!rfc3339.validate(s)) return false;
+      const ms = Date.parse(s);
+      return Number.isFinite(ms) && ms >= INSTANT_MIN_MS && ms <= INSTANT_MAX_MS;
+    },
+    compare: rfc3339.compare,
+  });
+}
+
 // Bodies are JSON: types must already be right. Query strings arrive as text: "25" may become 25.
 // `discriminator`: a union tagged by one field (the tax forms) is checked against the branch the field names only;
 // `verbose` gives its error the schema, which lists the accepted tags.
-const bodyAjv = addFormats(
-  new Ajv2020({ allErrors: true, strict: false, useDefaults: false, discriminator: true, verbose: true }),
+const bodyAjv = withInstants(
+  addFormats(new Ajv2020({ allErrors: true, strict: false, useDefaults: false, discriminator: true, verbose: true })),
 );
-const queryAjv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+const queryAjv = withInstants(
+  addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })),
+);
 
 export type Location = 'body' | 'query' | 'params';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import type { ConversionRecorded } from '@platform/shared/catalogue';
-import { processConversions, type ProcessOutcome } from '@platform/commissions/domain/process';
+import { processConversions, type ProcessOutcome } from '@platform/commissions/process';
 import type { ConversionEnvelope } from '@platform/commissions/domain/envelope';
 import { newId } from '@platform/shared/ids';
 import { startPlatform } from '../helpers/platform.ts';
@@ -9,7 +9,7 @@ import { conversion, createAffiliate, createTier, setMerchantSettings, testClock
 
 /**
  * A batch of conversions that share no order, visit, IP hash or affiliate is processed with one statement per step
- * for all of them (domain/process.ts processTogether). It must change exactly what processing each conversion alone
+ * for all of them (process.ts processTogether). It must change exactly what processing each conversion alone
  * changes: two merchants with the same programme get the same conversions, one merchant's in one call, the other's
  * one call per conversion, and every outcome, commission, fraud flag, revenue total, tier and outbox event is
  * compared. Only the services' own code runs, on the test's Postgres.

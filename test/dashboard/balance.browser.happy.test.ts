@@ -31,22 +31,22 @@ t.test('onboarding by account link, funding by payment intent, balance and trans
   });
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Balance' }).click();
   await page.getByRole('heading', { level: 1, name: 'Balance' }).waitFor();
-  await page.getByText('No connected account yet').waitFor();
+  t.same(await seriousViolations(page), [], 'axe: Balance without an account');
 
-  // The platform creates the merchant's connected account on its payment API; a test one is bound to the merchant by
-  // the operator (a test key cannot bind).
-  const account = await stack.test.accounts.create({ type: 'express', email: 'payouts@merchant.example' });
-  await bindPlatformAccount(platform.sql, account.id, m.id);
-  await page.reload();
-  await page.getByRole('heading', { level: 2, name: 'Connected account' }).waitFor();
+  // The owner opens the merchant's own connected account (test mode outside production), with no operator step.
+  await page.getByRole('button', { name: 'Open a connected account' }).click();
+  await page.getByText('details required').waitFor();
+  const [account] = await platform.sql<{ id: string; livemode: boolean }[]>`
+    select id, livemode from payment_accounts where merchant_id = ${m.id}`;
+  if (!account) throw new Error('no account was opened');
+  t.equal(account.livemode, false, 'a test-mode account');
   t.ok(await page.getByText(account.id).isVisible(), 'the account is shown');
-  t.ok(await page.getByText('details required').isVisible(), 'onboarding is not complete');
   t.match(await page.locator('dl.facts').textContent(), /PayoutsNot enabled/);
   t.same(await seriousViolations(page), [], 'axe: Balance before onboarding');
 
   // The button opens a fresh account link: the hosted page, then back to the Balance page.
   await page.getByRole('button', { name: 'Complete onboarding' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Set up payouts for payouts@merchant.example' }).waitFor();
+  await page.getByRole('heading', { level: 1, name: `Set up payouts for ${m.email}` }).waitFor();
   await page.getByLabel('Business name').fill('Merchant Goods');
   await page.getByLabel('What the business sells').fill('Garden tools');
   await page.getByLabel('Account holder name').fill('Jane Doe');
@@ -127,7 +127,7 @@ t.test("another merchant's session sees no account and cannot fund or link it", 
   });
   t.equal(fund.status, 404);
   t.equal(fund.body.error.code, 'NOT_FOUND');
-  t.equal(fund.body.error.message, 'No connected account: the platform has not created one yet');
+  t.equal(fund.body.error.message, 'No connected account: open one on the Balance page first');
   const link = await sessionRequest(base, session, 'POST', '/dashboard/api/balance/account_link');
   t.equal(link.status, 404);
   const txns = await sessionRequest(base, session, 'GET', '/dashboard/api/balance/transactions');

@@ -1,5 +1,6 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import t from 'tap';
+import { PASSWORD_COST } from '@platform/shared/passwords';
 import { loadGatewayConfig } from '@platform/gateway/config';
 import { startGateway } from '@platform/gateway/service';
 import { captureLogger, eventually } from '../helpers/platform.ts';
@@ -13,7 +14,9 @@ import {
 
 // How the gateway keeps dashboard credentials: passwords at today's scrypt cost (older hashes still sign in and are
 // replaced), its security-relevant writes committed durably, and sign-in failures purged after their retention.
-const { platform } = await startDashboardPlatform(t);
+const { platform } = await startDashboardPlatform(t, {
+  env: { PASSWORD_HASH_COST: String(PASSWORD_COST) }, // the work factor is what this file is about
+});
 const base = platform.baseUrl;
 
 t.test('a password hashed at the old cost (N=2^14) signs in and is rehashed at N=2^17', async (t) => {

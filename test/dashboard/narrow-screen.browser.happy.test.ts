@@ -77,17 +77,19 @@ const [key] = await platform.sql<{ id: string }[]>`select id from api_keys where
 /** Each page: its path, its title, and what it shows once its data is in (a table row, mostly). */
 const PAGES: [string, string, string][] = [
   ['/', 'Overview', `text=${LONG}.child`],
+  ['/analytics', 'Analytics', `text=order-${LONG}`],
   ['/affiliates', 'Affiliates', 'tbody tr'],
   [`/affiliates/${parent.body.id}`, 'Affiliate', `text=${LONG}.child`],
   ['/commissions', 'Commissions', 'tbody tr'],
   ['/payouts', 'Payouts', 'tr[data-payout]'],
   // Balance with an account and its tables at this width: balance.browser.happy.test.ts.
-  ['/balance', 'Balance', 'text=No connected account yet'],
+  ['/balance', 'Balance', 'text=Open a connected account'],
   ['/webhooks', 'Webhooks', 'tbody tr'],
   [`/webhooks/${endpoint.body.id}`, 'Webhook endpoint', 'li.delivery tbody tr'],
   ['/settings/keys', 'API keys', 'tbody tr'],
   [`/settings/keys/${key!.id}`, 'API key', 'figure.chart'],
   ['/settings', 'Settings', 'text=A-RATHER-LONG-COUPON-CODE-FOR-PHONES'],
+  ['/settings/plan', 'Plan', '#plans-heading'],
   ['/no-such-page', 'Not found', 'text=Back to the overview'],
 ];
 

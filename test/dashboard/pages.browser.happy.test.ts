@@ -38,6 +38,7 @@ const [key] = await platform.sql<{ id: string }[]>`select id from api_keys where
 
 const PAGES: [string, string][] = [
   ['/', 'Overview'],
+  ['/analytics', 'Analytics'],
   ['/affiliates', 'Affiliates'],
   [`/affiliates/${affiliate.id}`, 'Affiliate'],
   ['/commissions', 'Commissions'],
@@ -147,14 +148,34 @@ t.test('Settings: programme, a commission rule, a tier and a user, saved as the 
   await page.getByText('Gold', { exact: true }).waitFor();
   await page.getByLabel('New user’s e-mail').fill('teammate@example.com');
   await page.getByLabel('Their password').fill('another long password');
+  await page.getByLabel('Their role').selectOption('developer');
   await page.getByRole('button', { name: 'Add user' }).click();
-  await page.getByText('teammate@example.com').waitFor();
+  const teammateRole = page.getByLabel('Role of teammate@example.com');
+  await teammateRole.waitFor();
+  t.equal(await teammateRole.inputValue(), 'developer', 'added with the role chosen');
   const signed = await fetch(`${base}/dashboard/api/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'teammate@example.com', password: 'another long password' }),
   });
   t.equal(signed.status, 201, 'the new user signs in');
+  t.equal(((await signed.json()) as { user: { role: string } }).user.role, 'developer');
+  const teammateCookie = /dash_session=([^;]+)/.exec(signed.headers.get('set-cookie') ?? '')![1]!;
+  const reread = page.waitForResponse(
+    (r) => r.url().endsWith('/dashboard/api/users') && r.request().method() === 'GET',
+  );
+  await teammateRole.selectOption('admin');
+  await reread;
+  t.equal(await teammateRole.inputValue(), 'admin', 'the role changed from the list');
+  await page.getByRole('button', { name: 'Remove teammate@example.com' }).click();
+  await page.getByRole('button', { name: 'Confirm remove' }).click();
+  await teammateRole.waitFor({ state: 'detached' });
+  const after = await fetch(`${base}/dashboard/api/session`, { headers: { cookie: `dash_session=${teammateCookie}` } });
+  t.same(await after.json(), { session: null }, 'the removed user’s session ended');
+  const audit = page.getByRole('region', { name: 'Audit log' });
+  await page.reload();
+  await audit.getByText('removed teammate@example.com (admin)').waitFor();
+  await audit.getByText('changed teammate@example.com from developer to admin').waitFor();
   t.same(
     consoleErrors.filter((e) => !e.includes('status of 400')),
     [],

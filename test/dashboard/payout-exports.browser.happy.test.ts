@@ -1,7 +1,6 @@
 import t from 'tap';
-import { createUser } from '../../scripts/admin/commands.ts';
 import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
-import { openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
+import { createDashboardUser, openPage, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/platform.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
@@ -13,7 +12,7 @@ const { platform, service } = await startPayoutsPlatform(t);
 t.test('the Exports list shows who exported which payouts; payouts show exports and clawbacks', async (t) => {
   const m = await payoutMerchant(platform, ['tax_form_policy=none', 'min_payout="1"']);
   const email = 'exports@example.com';
-  const user = await createUser(platform.sql, m.id, email, PASSWORD);
+  const user = await createDashboardUser(platform.sql, m.id, email);
   const ana = await affiliate(m, 'ana@example.com');
   await putPayoutDetails(m.client, ana.id, { method: 'paypal', paypal_email: 'ana.pay@example.com' });
   const [paid] = await approvedCommissions(platform, service, m.id, ana.id, [{ amount: '300.00' }]);

@@ -3,8 +3,7 @@ import { parse } from 'csv-parse/sync';
 import t from 'tap';
 import { loadEventsConfig } from '@platform/events/config';
 import { startEventsService } from '@platform/events/service';
-import { createUser } from '../../scripts/admin/commands.ts';
-import { openPage, PASSWORD, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
+import { createDashboardUser, openPage, seriousViolations, signInBrowser } from '../helpers/dashboard.ts';
 import { captureLogger, eventually } from '../helpers/platform.ts';
 import { affiliate, approvedCommissions, payoutMerchant, startPayoutsPlatform } from '../helpers/payouts.ts';
 import { putPayoutDetails } from '../tax-forms/setup.ts';
@@ -18,7 +17,7 @@ t.teardown(() => events.close());
 t.test('payouts are created, moved and exported from the Payouts page', async (t) => {
   const m = await payoutMerchant(platform);
   const email = 'owner@example.com';
-  await createUser(platform.sql, m.id, email, PASSWORD);
+  await createDashboardUser(platform.sql, m.id, email);
   const ana = await affiliate(m, 'ana@example.com');
   const bo = await affiliate(m, 'bo@example.com');
   const cy = await affiliate(m, 'cy@example.com');
@@ -110,7 +109,7 @@ t.test('payouts are created, moved and exported from the Payouts page', async (t
 t.test('the payout settings are edited on the Settings page', async (t) => {
   const m = await payoutMerchant(platform);
   const email = 'settings@example.com';
-  await createUser(platform.sql, m.id, email, PASSWORD);
+  await createDashboardUser(platform.sql, m.id, email);
   const { page, consoleErrors } = await openPage(t);
   await signInBrowser(page, platform.baseUrl, email);
   await page.goto(`${platform.baseUrl}/dashboard/settings`);

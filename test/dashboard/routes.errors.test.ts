@@ -172,3 +172,19 @@ t.test('webhook routes: wrong password, unknown endpoint, bad range', async (t) 
     'nothing logged as an error: no 500 path was taken',
   );
 });
+
+t.test('an unknown route or a method a route does not have is 404, with no Allow header', async (t) => {
+  for (const [method, path] of [
+    ['OPTIONS', '/dashboard/api/keys'],
+    ['PUT', '/dashboard/api/keys'],
+    ['DELETE', '/dashboard/api/settings'],
+    ['PROPFIND', '/dashboard/api/session'],
+    ['GET', '/dashboard/api/nope'],
+    ['POST', '/dashboard/api/keys/x/y'],
+  ] as const) {
+    const res = await call(method, path);
+    t.equal(res.status, 404, `${method} ${path}`);
+    t.equal(res.body?.error?.code, 'NOT_FOUND', `${method} ${path}: the envelope`);
+    t.notOk(res.headers.get('allow'), `${method} ${path}: no Allow header reveals the routes`);
+  }
+});

@@ -75,7 +75,7 @@ t.test("the chart's README documents every value", async (t) => {
       node &&
       typeof node === 'object' &&
       !Array.isArray(node) &&
-      !/(env|Env|annotations|labels|Labels|nats\.config|resources|Selector)$/.test(path) &&
+      !/(env|Env|annotations|labels|Labels|^nats\.\w+|resources|Selector)$/.test(path) &&
       Object.keys(node).length
     ) {
       for (const [key, value] of Object.entries(node)) walk(value, path ? `${path}.${key}` : key);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Value } from '@sinclair/typebox/value';
 import { ConversionRecordedSchema } from '@platform/shared/catalogue';
+import { newId } from '@platform/shared/ids';
 import { eventually } from '../helpers/platform.ts';
 import {
   clickReferralLink,
@@ -22,6 +23,17 @@ await createCoupon(client, jane.id, 'JANE10');
 await createCoupon(client, max.id, 'MAX-5');
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * Makes a visit `days` old, as time passing would: its created_at and the time its id carries move together
+ * (attribution reads a visit only around the time its id was made). Answers the id it then has.
+ */
+async function ageVisit(id: string, days: number): Promise<string> {
+  const aged = newId('vis', Date.now() - days * 86_400_000);
+  await sql`update visits set id = ${aged}, created_at = now() - make_interval(days => ${days})
+            where merchant_id = ${merchant.id} and id = ${id}`;
+  return aged;
+}
 
 async function outboxRowsFor(eventId: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
@@ -159,8 +171,7 @@ t.test('an event that matches nothing is still stored and published, without an 
 t.test(
   'a visit older than the attribution window does not attribute; the window is the merchant setting',
   async (t) => {
-    const old = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
-    await sql`update visits set created_at = now() - interval '61 days' where merchant_id = ${merchant.id} and id = ${old}`;
+    const old = await ageVisit(await clickReferralLink(platform.baseUrl, merchant.id, max.slug), 61);
     const expired = await client.post('/api/v1/events', {
       event_type: 'purchase',
       external_id: 'order_2001',
@@ -182,8 +193,7 @@ t.test(
     });
     t.match(byCoupon.body, { affiliate_id: jane.id, attributed_by: 'coupon' });
 
-    const recent = await clickReferralLink(platform.baseUrl, merchant.id, max.slug);
-    await sql`update visits set created_at = now() - interval '6 days' where merchant_id = ${merchant.id} and id = ${recent}`;
+    const recent = await ageVisit(await clickReferralLink(platform.baseUrl, merchant.id, max.slug), 6);
     await setSettings(sql, merchant.id, { attribution_window_days: 7 });
     t.teardown(() => setSettings(sql, merchant.id, { attribution_window_days: 60 }));
     const inside = await client.post('/api/v1/events', {
@@ -192,11 +202,11 @@ t.test(
       cookie_id: recent,
     });
     t.match(inside.body, { affiliate_id: max.id, attributed_by: 'cookie' }, '6 days old, window 7 days');
-    await sql`update visits set created_at = now() - interval '8 days' where merchant_id = ${merchant.id} and id = ${recent}`;
+    const older = await ageVisit(recent, 8);
     const outside = await client.post('/api/v1/events', {
       event_type: 'purchase',
       external_id: 'order_2004',
-      cookie_id: recent,
+      cookie_id: older,
     });
     t.match(outside.body, { affiliate_id: null, attributed_by: null }, '8 days old, window 7 days');
   },

@@ -169,6 +169,7 @@ async function runScript(
       },
     },
     document: {
+      referrer: 'https://Blog.example.net/post?id=1',
       currentScript: { src: `${baseUrl}/t/script.js`, getAttribute: (name: string) => attributes[name] ?? null },
       get cookie() {
         return existingCookie;
@@ -193,11 +194,12 @@ t.test(
     const visitId = match![1]!;
     t.equal(Number(match![2]), WINDOW_60_DAYS);
     const [visit] =
-      await sql`select affiliate_id, fingerprint, landing_url from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
+      await sql`select affiliate_id, fingerprint, landing_url, referrer_host from visits where merchant_id = ${merchant.id} and id = ${visitId}`;
     t.same(visit, {
       affiliate_id: max.id,
       fingerprint: 'fp-7f3a',
       landing_url: 'https://shop.example.com/pricing?via=max&utm_source=blog',
+      referrer_host: 'blog.example.net',
     });
 
     // A reload of the same page with the cookie set keeps the visit.
@@ -295,8 +297,8 @@ t.test('POST /t/visit: refused input', async (t) => {
   await invalid({ merchant_id: merchant.id, via: 'jane', fingerprint: 'f'.repeat(257) }, [
     { path: 'fingerprint', message: 'must NOT have more than 256 characters' },
   ]);
-  await invalid({ merchant_id: merchant.id, via: 'jane', referrer: 'x' }, [
-    { path: 'referrer', message: 'is not a known field' },
+  await invalid({ merchant_id: merchant.id, via: 'jane', utm_source: 'x' }, [
+    { path: 'utm_source', message: 'is not a known field' },
   ]);
 
   const malformed = await postVisit('{"merchant_id":');

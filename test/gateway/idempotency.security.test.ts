@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createKey, createUser, revokeKey } from '../../scripts/admin/commands.ts';
-import { PASSWORD, sessionRequest, signInHttp } from '../helpers/dashboard.ts';
+import { createKey, revokeKey } from '../../scripts/admin/commands.ts';
+import { createDashboardUser, sessionRequest, signInHttp } from '../helpers/dashboard.ts';
 import { expectError } from '../helpers/errors.ts';
 import { startPlatform } from '../helpers/platform.ts';
 
@@ -83,8 +83,8 @@ t.test(
 );
 
 t.test("the dashboard's calls are keyed per dashboard user", async (t) => {
-  await createUser(platform.sql, alice.id, 'owner@alice.example', PASSWORD);
-  await createUser(platform.sql, alice.id, 'clerk@alice.example', PASSWORD);
+  await createDashboardUser(platform.sql, alice.id, 'owner@alice.example');
+  await createDashboardUser(platform.sql, alice.id, 'clerk@alice.example');
   const owner = await signInHttp(platform.baseUrl, 'owner@alice.example');
   const clerk = await signInHttp(platform.baseUrl, 'clerk@alice.example');
   const post = (session: typeof owner, email: string) =>

@@ -46,7 +46,7 @@ t.test('refused, naming TRUST_PROXY: true, names that are not addresses, prefixe
 });
 
 t.test('a bad TRUST_PROXY stops the gateway at start with exit code 78 and the variable’s name', async (t) => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', `${ROOT}services/gateway/src/main.ts`], {
+  const run = spawnSync(process.execPath, [`${ROOT}services/gateway/src/main.ts`], {
     env: { ...process.env, TRUST_PROXY: 'true', LOG_LEVEL: 'silent' },
     encoding: 'utf8',
     timeout: 30_000,

@@ -21,8 +21,8 @@ let queue: Promise<unknown> = Promise.resolve();
 
 /**
  * The same, with more of the operator's environment (the dispatcher's URL policy, say): the CLI's own code (the
- * commands, its argument parsing, its output and exit code) in this process, which saves starting Node and tsx for
- * each command. spawnAdmin is the binary itself.
+ * commands, its argument parsing, its output and exit code) in this process, which saves starting Node for each
+ * command. spawnAdmin is the binary itself.
  */
 export function runAdminWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
   const run = queue.then(() => runInProcess(env, args));
@@ -75,7 +75,7 @@ function parseJson(text: string): unknown {
 /** Runs a TypeScript entry point of the repository as its own process, to completion (killed after 60 s). */
 export function runScript(entry: string, args: string[], env: Record<string, string>): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}${entry}`, ...args], {
+    const child = spawn(process.execPath, [`${ROOT}${entry}`, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

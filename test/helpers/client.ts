@@ -18,10 +18,13 @@ export interface ApiResponse<T = any> {
  * schema of the matched operation and status, or the error envelope): a mismatch throws, failing the test.
  */
 export class ApiClient {
-  constructor(
-    readonly baseUrl: string,
-    readonly key?: string,
-  ) {}
+  readonly baseUrl: string;
+  readonly key: string | undefined;
+
+  constructor(baseUrl: string, key?: string) {
+    this.baseUrl = baseUrl;
+    this.key = key;
+  }
 
   withKey(key: string | undefined): ApiClient {
     return new ApiClient(this.baseUrl, key);

@@ -6,7 +6,7 @@ import { startEventsService } from '@platform/events/service';
 import { createUser, type Plan } from '../../scripts/admin/commands.ts';
 import { browserContext } from './browser.ts';
 import { startCommissions } from './commissions.ts';
-import { captureLogger, startPlatform, type Platform, type TestLike } from './platform.ts';
+import { captureLogger, startPlatform, TEST_PASSWORD_COST, type Platform, type TestLike } from './platform.ts';
 import { startDispatcher } from './webhooks.ts';
 
 /**
@@ -14,6 +14,10 @@ import { startDispatcher } from './webhooks.ts';
  * file's own database and NATS prefix, merchants with dashboard users, and pages in real Chromium (browser.ts).
  */
 export const PASSWORD = 'correct horse battery';
+
+/** A dashboard user whose password is hashed at the suite's cost (TEST_PASSWORD_COST), as the gateway is told. */
+export const createDashboardUser = (sql: Platform['sql'], merchantId: string, email: string, password = PASSWORD) =>
+  createUser(sql, merchantId, email, password, TEST_PASSWORD_COST);
 
 export async function startDashboardPlatform(
   t: TestLike,
@@ -45,7 +49,7 @@ export async function dashboardMerchant(
   email = `owner-${Math.random().toString(36).slice(2, 8)}@example.com`,
 ): Promise<DashboardMerchant> {
   const m = await platform.merchant({ plan });
-  await createUser(platform.sql, m.id, email, PASSWORD);
+  await createDashboardUser(platform.sql, m.id, email);
   return { id: m.id, email, key: m.key, client: m.client };
 }
 

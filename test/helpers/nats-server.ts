@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,16 +18,23 @@ export async function freePort(): Promise<number> {
 
 /**
  * A nats-server with JetStream of the test's own, on its own port and store (never the shared server), that the
- * test can kill and start again: on the same store, or on an empty one (as after losing its storage).
+ * test can kill and start again: on the same store, or on an empty one (as after losing its storage). `config`:
+ * nats-server configuration text (an authorization block, TLS) the server starts with besides its flags.
  */
-export async function startNatsServer(t: TestLike) {
+export async function startNatsServer(t: TestLike, opts: { config?: string } = {}) {
   const port = await freePort();
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-test-'));
   let child: ChildProcess | null = null;
   const output: string[] = [];
+  const configArgs: string[] = [];
+  if (opts.config !== undefined) {
+    const file = join(storeDir, 'nats.conf');
+    writeFileSync(file, opts.config, { mode: 0o600 });
+    configArgs.push('-c', file);
+  }
 
   const start = async () => {
-    const c = spawn(NATS_SERVER, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+    const c = spawn(NATS_SERVER, [...configArgs, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = c;

@@ -26,6 +26,13 @@ const ADMIN_URL =
   process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
+/**
+ * The scrypt cost (log2 N) of the suite's dashboard passwords, for the gateway (PASSWORD_HASH_COST) and the users the
+ * helpers create: the files sign in hundreds of times and check the flow; the files about password work itself ask
+ * for today's cost (`env: { PASSWORD_HASH_COST: String(PASSWORD_COST) }`).
+ */
+export const TEST_PASSWORD_COST = 10;
+
 const randomName = () => randomBytes(5).toString('hex');
 
 /**
@@ -181,6 +188,7 @@ export async function startPlatform(
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'debug',
+    PASSWORD_HASH_COST: String(TEST_PASSWORD_COST),
     ...opts.env,
   };
   const logger = (service: string) => createLogger({ service }, 'debug', (line) => logs.push(line));
@@ -230,7 +238,7 @@ export async function spawnService(
   service: 'affiliates' | 'gateway' | 'events' | 'commissions' | 'dispatcher',
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; output: string[]; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}services/${service}/src/main.ts`], {
+  const child = spawn(process.execPath, [`${ROOT}services/${service}/src/main.ts`], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

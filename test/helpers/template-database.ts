@@ -8,7 +8,7 @@ import { migrate } from '@platform/shared/migrate';
 /**
  * The migrated database that every test database is copied from (`create database … template …`): the migrations
  * run once per schema, not once per test file. Its name carries a hash of shared/migrations, so a changed or added
- * migration gives a new template and the old ones are dropped by whoever builds the new one. It is built under a
+ * migration gives a new template and the old ones are dropped, once a day old, by whoever builds a new one. It is built under a
  * temporary name and renamed when complete (a builder that dies leaves no half-migrated template), and it refuses
  * connections: a copy fails while anyone is connected to its template.
  */
@@ -17,6 +17,8 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../shared/migrations/', import.
 const TEMPLATE_LOCK = 7_241_020;
 const PREFIX = 'tpl_';
 const BUILDING = 'tplbuild_';
+const STALE_TEMPLATE_MS = 24 * 3_600_000;
+const STALE_BUILD_MS = 3_600_000;
 
 /** The template's name for the migrations now in the tree. */
 export function templateName(): string {
@@ -47,17 +49,24 @@ export async function ensureTemplateDatabase(adminUrl: string): Promise<string> 
     try {
       await session`select pg_advisory_lock(${TEMPLATE_LOCK})`;
       if (await exists(session)) return name;
-      // Under the lock, any other template or half-built one is stale: no one is copying from a template that is
-      // not the current one's, except a run started before the migrations changed, which rebuilds it on a miss.
-      const stale = await session<{ datname: string }[]>`
-        select datname from pg_database
+      // Under the lock, another template is stale once it is a day old, a half-built one after an hour: two runs of
+      // different migrations at once (two checkouts on one server) each keep theirs meanwhile, instead of dropping
+      // each other's in turn. A template's comment is when it was built (epoch ms); one without is from before.
+      const candidates = await session<{ datname: string; built: string | null }[]>`
+        select datname, shobj_description(oid, 'pg_database') as built from pg_database
         where left(datname, ${PREFIX.length}) = ${PREFIX} or left(datname, ${BUILDING.length}) = ${BUILDING}`;
+      const stale = candidates.filter(
+        ({ datname, built }) =>
+          Number(/^\d+$/.test(built ?? '') ? built : 0) <
+          Date.now() - (datname.startsWith(BUILDING) ? STALE_BUILD_MS : STALE_TEMPLATE_MS),
+      );
       for (const { datname } of stale) {
         await session.unsafe(`alter database "${datname}" is_template false`);
         await session.unsafe(`drop database if exists "${datname}" with (force)`);
       }
       const building = `${BUILDING}${randomBytes(4).toString('hex')}`;
       await session.unsafe(`create database "${building}"`);
+      await session.unsafe(`comment on database "${building}" is '${Date.now()}'`);
       const sql = connectDatabase(withDatabase(adminUrl, building), {
         max: 1,
         applicationName: 'test-template',

@@ -114,3 +114,10 @@ export function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpa
   for (let s = byId.get(span.parentSpanId); s; s = byId.get(s.parentSpanId)) path.push(s);
   return path;
 }
+
+/**
+ * Whether `span` is in the trace with every ancestor up to the request's root span: each service exports its spans
+ * in batches of its own, so under load a leaf can arrive before the hops between it and the request.
+ */
+export const reachesRoot = (spans: ReceivedSpan[], span: ReceivedSpan | undefined): boolean =>
+  span !== undefined && ancestry(spans, span).at(-1)!.parentSpanId === '';

@@ -6,7 +6,7 @@ import t from 'tap';
 
 // The lint gate's boundaries on a small project: an import circle (of types only), a service importing another
 // service by its workspace name and by a relative path, the dashboard importing past its generated types, and a
-// service with a folder outside the skeleton. The same project without them passes, so each failure is the rule's.
+// service with a folder outside the skeleton, and a domain rule that does I/O. The same project without them passes, so each failure is the rule's.
 // The services are those of this tree, each with its top-level src/ entries as empty modules: the skeleton check
 // knows them by name.
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -63,10 +63,19 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
       else if (entry.name.endsWith('.ts')) write(path, 'export {};\n');
     }
   }
-  // A service that uses shared code, as they all do.
+  // A service that uses shared code, as they all do, and a domain rule of its own given what a query read (a type
+  // from the query module is allowed in domain/).
   write(
     'services/affiliates/src/main.ts',
-    "import { since } from '@platform/shared/timer';\n\nprocess.stdout.write(`${since(0)}\\n`);\n",
+    "import { since } from '@platform/shared/timer';\nimport { idOf } from './domain/rule.ts';\nimport { findRow } from './queries/rows.ts';\n\nprocess.stdout.write(`${since(0)} ${idOf(findRow())}\\n`);\n",
+  );
+  write(
+    'services/affiliates/src/queries/rows.ts',
+    "export interface Row {\n  id: string;\n}\nexport const findRow = (): Row => ({ id: 'a' });\n",
+  );
+  write(
+    'services/affiliates/src/domain/rule.ts',
+    "import type { Row } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id;\n",
   );
   workspace('services/dashboard', 'dashboard');
   write('services/dashboard/src/generated/api.ts', 'export interface Paths {\n  path: string;\n}\n');
@@ -80,7 +89,7 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
 /** The gate in `dir`; the two projects are linted at once, each a few seconds of work in processes of its own. */
 const lint = (dir: string) =>
   new Promise<{ status: number | null; output: string }>((resolve) => {
-    const run = spawn('npx', ['--no-install', 'tsx', 'scripts/lint.ts'], { cwd: dir });
+    const run = spawn(process.execPath, ['scripts/lint.ts'], { cwd: dir });
     let output = '';
     run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -110,6 +119,11 @@ crossed.write(
 );
 // (d) Domain rules in a folder of their own instead of domain/.
 mkdirSync(join(crossed.dir, 'services/dispatcher/src/rules'));
+// (e) A domain rule that reads for itself instead of being given what it decides on.
+crossed.write(
+  'services/affiliates/src/domain/rule.ts',
+  "import type { Row } from '../queries/rows.ts';\nimport { findRow } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id + findRow().id;\n",
+);
 const runs = { clean: lint(clean.dir), crossed: lint(crossed.dir) };
 
 t.test('the project without the violations passes', async (t) => {
@@ -141,6 +155,12 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
     "the dashboard importing the gateway's code",
   );
   t.match(output, /Unexpected path "@platform\/shared\/clock" imported in restricted zone/, 'or shared code');
+  t.match(
+    output,
+    /'\.\.\/queries\/rows\.ts' import is restricted from being used by a pattern\. domain\/ decides and does no I\/O/,
+    'a domain rule importing a query (its type-only import of the same module passes)',
+  );
+  t.notMatch(output, /rule\.ts\n\s+1:/, 'the type-only import on line 1 is not reported');
   t.match(output, /services\/dispatcher has src\/rules\/: .*domain rules go in src\/domain\//, 'the skeleton check');
   t.match(output, /lint: eslint, dpdm, skeleton failed/, 'the summary names the three, and nothing else');
 });

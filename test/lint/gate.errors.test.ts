@@ -66,7 +66,7 @@ write(
   ),
 );
 
-const lint = spawnSync('npx', ['--no-install', 'tsx', 'scripts/lint.ts'], { cwd: project, encoding: 'utf8' });
+const lint = spawnSync(process.execPath, ['scripts/lint.ts'], { cwd: project, encoding: 'utf8' });
 const output = lint.stdout + lint.stderr;
 
 t.equal(lint.status, 1, 'npm run lint fails');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { followLedger } from '@platform/commissions/domain/platform-ledger';
+import { followLedger } from '@platform/commissions/platform-ledger';
 import { newId } from '@platform/shared/ids';
 import {
   affiliate,

@@ -127,6 +127,8 @@ t.test('CSV: quoting, formula neutralising, the PayPal and bank layouts', async 
   t.equal(csvField('line\nbreak'), '"line\nbreak"');
   t.equal(csvField('=HYPERLINK("x")'), `"'=HYPERLINK(""x"")"`);
   t.equal(csvField('-1'), "'-1");
+  t.equal(csvField('Ann;=cmd|"/C calc"!A0'), `"Ann;'=cmd|""/C calc""!A0"`, 'a formula after a semicolon');
+  t.equal(csvField('Ann\t+1'), `"Ann\t'+1"`, 'or after a tab');
   const base = {
     affiliate_id: 'aff_a',
     display_name: 'Ann, Inc.',

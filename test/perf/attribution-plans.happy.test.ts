@@ -1,5 +1,6 @@
 import t from 'tap';
 import { connectDatabase } from '@platform/shared/db';
+import { newId } from '@platform/shared/ids';
 import { findAttributionContexts } from '@platform/events/queries/attribution-context';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
@@ -17,9 +18,11 @@ await sql`
   insert into affiliates (id, merchant_id, slug, email, display_name, status)
   values ('aff_plans_1', ${merchantId}, 'plans-one', 'one@example.com', 'One', 'approved'),
          ('aff_plans_2', ${merchantId}, 'plans-two', 'two@example.com', 'Two', 'suspended')`;
+// A visit id carries the time it was made, which the lookup reads the visit's partition by.
+const visitId = newId('vis');
 await sql`
   insert into visits (id, merchant_id, affiliate_id, ip_hash, expires_at)
-  values ('vis_plans_1', ${merchantId}, 'aff_plans_1', 'hash-1', now() + interval '30 days')`;
+  values (${visitId}, ${merchantId}, 'aff_plans_1', 'hash-1', now() + interval '30 days')`;
 await sql`insert into coupons (id, merchant_id, affiliate_id, code) values ('cpn_plans_1', ${merchantId}, 'aff_plans_2', 'Spring10')`;
 
 // One connection of such a pool, so that its prepared statements can be looked at.
@@ -29,9 +32,9 @@ t.teardown(() => single.end({ timeout: 5 }));
 t.test('eight batches of every size use one generic plan and read the right rows', async (t) => {
   for (let i = 0; i < 8; i++) {
     const contexts = await findAttributionContexts(single, [
-      { merchantId, visitId: 'vis_plans_1', coupon: null },
+      { merchantId, visitId, coupon: null },
       ...(i % 2 === 0 ? [{ merchantId, visitId: null, coupon: 'SPRING10' }] : []),
-      ...(i % 4 === 0 ? [{ merchantId: otherMerchantId, visitId: 'vis_plans_1', coupon: 'spring10' }] : []),
+      ...(i % 4 === 0 ? [{ merchantId: otherMerchantId, visitId, coupon: 'spring10' }] : []),
     ]);
     t.equal(contexts[0]?.visit?.affiliate_id, 'aff_plans_1', `call ${i + 1}: the visit's affiliate`);
     t.equal(contexts[0]?.visit?.affiliate_status, 'approved', `call ${i + 1}: its status`);
@@ -48,7 +51,7 @@ t.test('eight batches of every size use one generic plan and read the right rows
   }
   const plans = await single<{ generic_plans: string; custom_plans: string }[]>`
     select generic_plans::text, custom_plans::text from pg_prepared_statements
-    where statement like '%with ordinality as r(merchant_id, visit_id, coupon, n)%' and statement not like '%pg_prepared_statements%'`;
+    where statement like '%with ordinality as r(merchant_id, visit_id, coupon, visit_from, visit_to, n)%' and statement not like '%pg_prepared_statements%'`;
   t.same(plans, [{ generic_plans: '8', custom_plans: '0' }], 'the generic plan, made once, for every call');
 });
 
@@ -76,7 +79,9 @@ t.test('the events service reads attribution on its generic-plan connections', a
   const backends = await platform.sql<{ query: string }[]>`
     select query from pg_stat_activity where datname = current_database() and application_name = 'events-attribution'`;
   t.ok(
-    backends.some((b) => b.query.includes('with ordinality as r(merchant_id, visit_id, coupon, n)')),
+    backends.some((b) =>
+      b.query.includes('with ordinality as r(merchant_id, visit_id, coupon, visit_from, visit_to, n)'),
+    ),
     'a connection named events-attribution ran the read',
   );
 });

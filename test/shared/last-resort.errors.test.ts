@@ -37,7 +37,7 @@ runMain('last-resort-test', async () => {
 
 const run = (mode: 'throw' | 'reject') =>
   new Promise<{ code: number | null; lines: Record<string, unknown>[]; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, mode], { cwd: ROOT });
+    const child = spawn(process.execPath, [script, mode], { cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -6,7 +6,7 @@ import { newId } from '@platform/shared/ids';
 import { enqueueEvents, oldestUnpublishedAgeSeconds } from '@platform/shared/outbox';
 import { startOutboxRelay } from '@platform/shared/outbox-relay';
 import { reconcileOutbox } from '@platform/dispatcher/queries/outbox';
-import { reconcileConversions } from '@platform/commissions/domain/reconcile';
+import { reconcileConversions } from '@platform/commissions/reconcile';
 import type { ConversionEnvelope } from '@platform/commissions/domain/envelope';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { conversion } from '../helpers/commissions.ts';

@@ -14,7 +14,7 @@ const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules/postgres/pack
 };
 
 const runPatch = (dir: string) =>
-  spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), join(dir, 'scripts/patch-dependencies.ts')], {
+  spawnSync(process.execPath, [join(dir, 'scripts/patch-dependencies.ts')], {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, NODE_OPTIONS: '' },

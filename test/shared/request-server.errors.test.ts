@@ -80,3 +80,61 @@ t.test('a request that arrives past its deadline is dropped unanswered and count
   t.match(total, /test_requests_total\{operation="small",code="EXPIRED"\} 1/);
   t.match(total, /test_requests_total\{operation="refused",code="resource_missing"\} 1/);
 });
+
+t.test(
+  'past its limit of requests in flight a server answers UNAVAILABLE at once, then takes work again',
+  async (t) => {
+    const capped = await connectNats(NATS_URL, 'request-server-capped');
+    t.teardown(() => capped.close());
+    const cappedRegistry = new Registry();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const server = serveRequests({
+      nc: capped,
+      routes: [
+        {
+          subject: subject('slow'),
+          queue: 'capped',
+          name: 'slow',
+          run: async () => {
+            started++;
+            await held;
+            return { outcome: 'ok', body: { done: true } };
+          },
+        },
+      ],
+      log: logger.log,
+      registry: cappedRegistry,
+      metrics: {
+        label: 'operation',
+        total: { name: 'capped_requests_total', help: 'Requests' },
+        duration: { name: 'capped_request_duration_seconds', help: 'Time' },
+      },
+      maxInFlight: 2,
+    });
+    t.teardown(() => server.stop());
+    await capped.flush();
+
+    const first = [ask('slow'), ask('slow')];
+    await bus.nc.flush();
+    // Both taken (and held) before the next ones arrive.
+    for (let i = 0; started < 2 && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+    t.equal(started, 2, 'two requests are worked on');
+    const refused = await Promise.all([ask('slow'), ask('slow'), ask('slow')]);
+    for (const answer of refused) {
+      t.equal(answer.headers?.get(RPC_OUTCOME_HEADER), 'error');
+      t.same(decodeJson(answer.data), {
+        code: 'UNAVAILABLE',
+        message: 'The service is temporarily unavailable; try again',
+      });
+    }
+    t.equal(started, 2, 'the refused ones were never started');
+    release();
+    for (const answer of await Promise.all(first)) t.same(decodeJson(answer.data), { done: true });
+    const again = await ask('slow');
+    t.same(decodeJson(again.data), { done: true }, 'once below the limit, a request is worked on again');
+    const total = await cappedRegistry.getSingleMetricAsString('capped_requests_total');
+    t.match(total, /capped_requests_total\{operation="slow",code="UNAVAILABLE"\} 3/);
+  },
+);

@@ -11,7 +11,7 @@ const ADMIN_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0
 
 async function start(t: Test, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const bus = await createTestNats(t);
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}scripts/start.ts`], {
+  const child = spawn(process.execPath, [`${ROOT}scripts/start.ts`], {
     env: { ...(process.env as Record<string, string>), NATS_URL, NATS_PREFIX: bus.prefix, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

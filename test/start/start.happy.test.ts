@@ -23,7 +23,7 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
     env[`${service}_OPS_PORT`] = String(await freePort());
 
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}scripts/start.ts`], {
+  const child = spawn(process.execPath, [`${ROOT}scripts/start.ts`], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

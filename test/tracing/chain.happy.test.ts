@@ -3,7 +3,14 @@ import { eventBody } from '../helpers/full-stack.ts';
 import { SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { eventually } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
-import { ancestry, serverSpanOf, startTracedStack, traceSpans, type TracedStack } from '../helpers/traced-stack.ts';
+import {
+  ancestry,
+  reachesRoot,
+  serverSpanOf,
+  startTracedStack,
+  traceSpans,
+  type TracedStack,
+} from '../helpers/traced-stack.ts';
 
 // Every service as its own process, tracing to the test's OTLP receiver (JSON protocol).
 const stack = await startTracedStack(t);
@@ -37,7 +44,22 @@ t.test('POST /api/v1/events to the webhook of its commission is one trace, hop b
   t.equal(server.attributes['http.response.status_code'], 201);
   t.equal(server.attributes['merchant.id'], stack.merchantId);
 
-  const spans = await traceSpans(stack, server.traceId, (s) => webhookSpan(s) !== undefined, 'the webhook POST span');
+  const isDb = (s: ReceivedSpan, service: string, name?: string) =>
+    s.service === service && s.attributes['db.system.name'] === 'postgresql' && (name === undefined || s.name === name);
+  const spans = await traceSpans(
+    stack,
+    server.traceId,
+    (s) =>
+      reachesRoot(s, webhookSpan(s)) &&
+      [
+        ['events', 'insert conversion_events'],
+        ['commissions', 'process conversions'],
+        ['dispatcher', 'fan out events'],
+        ['gateway', undefined],
+      ].every(([service, name]) => s.some((x) => isDb(x, service!, name))) &&
+      s.every((x) => x.attributes['db.system.name'] !== 'postgresql' || s.some((p) => p.spanId === x.parentSpanId)),
+    'the webhook POST span, its every ancestor and the database spans',
+  );
   t.same(
     [...new Set(spans.map((s) => s.service))].sort(),
     ['commissions', 'dispatcher', 'events', 'gateway'],
@@ -98,7 +120,12 @@ t.test('an affiliate.created webhook is in the trace of the request that created
   await received(stack, 'affiliate.created', (d) => d['email'] === 'traced@example.com');
   const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
   t.equal(server.attributes['http.route'], '/api/v1/affiliates');
-  const spans = await traceSpans(stack, server.traceId, (s) => webhookSpan(s) !== undefined, 'the webhook POST span');
+  const spans = await traceSpans(
+    stack,
+    server.traceId,
+    (s) => reachesRoot(s, webhookSpan(s)),
+    'the webhook POST span and its every ancestor',
+  );
   t.match(ancestry(spans, webhookSpan(spans)!).map(describe), [
     'dispatcher client webhook POST',
     /^dispatcher consumer process .*\.domain\.affiliate\.created$/,
@@ -126,7 +153,12 @@ t.test("a delivery's retry, attempted later by the sweeper, is in the trace of t
   const server = await serverSpanOf(stack, res.headers.get('x-request-id')!);
   const attemptsOf = (spans: ReceivedSpan[]) =>
     spans.filter((s) => s.name === 'webhook POST' && s.attributes['webhook.endpoint.id'] === created.body.id);
-  const spans = await traceSpans(stack, server.traceId, (s) => attemptsOf(s).length >= 2, 'both attempts');
+  const spans = await traceSpans(
+    stack,
+    server.traceId,
+    (s) => attemptsOf(s).length >= 2 && attemptsOf(s).every((a) => reachesRoot(s, a)),
+    'both attempts and their every ancestor',
+  );
   const attempts = attemptsOf(spans).sort(
     (a, b) => Number(a.attributes['webhook.attempt']) - Number(b.attributes['webhook.attempt']),
   );
@@ -153,7 +185,12 @@ t.test("a replay's hint carries the replay request's trace to the dispatcher rep
     spans.find(
       (s) => s.service === 'dispatcher' && s.kind === SPAN_KIND.consumer && /\.webhook\.attempt$/.test(s.name),
     );
-  const spans = await traceSpans(stack, server.traceId, (s) => claimOf(s) !== undefined, 'the hint consumer span');
+  const spans = await traceSpans(
+    stack,
+    server.traceId,
+    (s) => reachesRoot(s, claimOf(s)),
+    'the hint consumer span and its every ancestor',
+  );
   t.match(ancestry(spans, claimOf(spans)!).map(describe), [
     /^dispatcher consumer process .*\.webhook\.attempt$/,
     /^dispatcher producer send .*\.webhook\.attempt$/,

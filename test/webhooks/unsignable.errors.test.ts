@@ -102,6 +102,7 @@ t.test('admin secrets re-encrypt moves the secret under the new key; then the ol
       { column: 'payment_accounts.bank_account_encrypted', ...moved(0) },
       { column: 'idempotency_keys.body', ...moved(0) },
       { column: 'idempotency_keys.reply_body', ...moved(0) },
+      { column: 'mails.content_encrypted', ...moved(0) },
     ],
   });
   t.notOk(run.stdout.includes(endpoint.secret.slice(6)), 'the output holds no secret');

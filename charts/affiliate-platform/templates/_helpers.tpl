@@ -17,21 +17,33 @@
 {{- end -}}
 
 {{- define "ap.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
-app.kubernetes.io/name: {{ include "ap.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}
+app.kubernetes.io/name: {{ include "ap.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 {{- with .Values.commonLabels }}
-{{ toYaml . }}
+{{ include "ap.quotedMap" . }}
 {{- end }}
+{{- end -}}
+
+{{/*
+A map of labels or annotations with every key and value quoted: toYaml leaves a string such as 693645627081e612
+bare, which YAML then reads as a number, and Kubernetes takes only strings there.
+*/}}
+{{- define "ap.quotedMap" -}}
+{{- $lines := list -}}
+{{- range $key, $value := . -}}
+{{- $lines = append $lines (printf "%s: %s" ($key | quote) ($value | toString | quote)) -}}
+{{- end -}}
+{{- join "\n" $lines -}}
 {{- end -}}
 
 {{/* Selector labels of one service's pods; call with (dict "root" $ "service" "gateway"). */}}
 {{- define "ap.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "ap.name" .root }}
-app.kubernetes.io/instance: {{ .root.Release.Name }}
-app.kubernetes.io/component: {{ .service }}
+app.kubernetes.io/name: {{ include "ap.name" .root | quote }}
+app.kubernetes.io/instance: {{ .root.Release.Name | quote }}
+app.kubernetes.io/component: {{ .service | quote }}
 {{- end -}}
 
 {{- define "ap.image" -}}
@@ -45,6 +57,10 @@ app.kubernetes.io/component: {{ .service }}
 {{/* The NATS URL: the NATS chart's client Service when it is a dependency, else the external URL. */}}
 {{- define "ap.natsUrl" -}}
 {{- if .Values.nats.enabled -}}
+{{- /* The NATS chart writes the release name bare into its labels, where YAML would read such a name as no string. */ -}}
+{{- if regexMatch "^(([0-9]+|[0-9]*[.][0-9]+|[0-9]+[.][0-9]*)(e[-+]?[0-9]+)?|0x[0-9a-f]+|0o[0-7]+|true|false|yes|no|on|off|y|n|null)$" .Release.Name -}}
+{{- fail (printf "release name %q: with nats.enabled the NATS chart puts it unquoted in its labels, where YAML reads it as a number or a boolean; choose another name" .Release.Name) -}}
+{{- end -}}
 {{- $name := "" -}}
 {{- if .Values.nats.fullnameOverride -}}
 {{- $name = .Values.nats.fullnameOverride -}}

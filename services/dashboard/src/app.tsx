@@ -2,12 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { dash, setSessionAuth, type Session } from './api.ts';
 import { matchRoute, navigate, usePath } from './router.ts';
 import { Link, Loading } from './ui.tsx';
+import { ForgotPassword, ResetPassword } from './pages/password-reset.tsx';
 import { SignIn } from './pages/sign-in.tsx';
+import { SignUp } from './pages/sign-up.tsx';
+import { Verify } from './pages/verify.tsx';
+import { AcceptInvitation } from './pages/accept.tsx';
 import { ROUTES } from './pages/index.tsx';
 import { NotFound } from './pages/not-found.tsx';
 
 const NAV = [
   { to: '/', label: 'Overview' },
+  { to: '/analytics', label: 'Analytics' },
   { to: '/affiliates', label: 'Affiliates' },
   { to: '/commissions', label: 'Commissions' },
   { to: '/payouts', label: 'Payouts' },
@@ -31,16 +36,21 @@ export function App() {
   }, [session]);
 
   if (session === undefined) return <Loading what="the dashboard" />;
+  const signedIn = (s: Session) => {
+    setSessionAuth(s.csrf_token, signedOut);
+    setSession(s);
+    navigate('/');
+  };
+  // A verification link signs its owner in, whoever was signed in here before.
+  if (path === '/verify') return <Verify onSignedIn={signedIn} />;
+  // An invitation's link makes a new member and signs them in, whoever was signed in here before.
+  if (path === '/accept') return <AcceptInvitation onSignedIn={signedIn} />;
+  // A reset link signs its user in too; the sessions it ends include any open here.
+  if (path === '/reset') return <ResetPassword onSignedIn={signedIn} />;
   if (session === null) {
-    return (
-      <SignIn
-        onSignedIn={(s) => {
-          setSessionAuth(s.csrf_token, signedOut);
-          setSession(s);
-          navigate('/');
-        }}
-      />
-    );
+    if (path === '/signup') return <SignUp />;
+    if (path === '/forgot') return <ForgotPassword />;
+    return <SignIn onSignedIn={signedIn} />;
   }
   const signOut = async () => {
     await dash.DELETE('/dashboard/api/session');

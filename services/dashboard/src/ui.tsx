@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { List, ListPage } from './hooks.ts';
 import { BASE, onLinkClick, reachedInApp } from './router.ts';
 
@@ -158,6 +158,17 @@ export const Field = (props: { label: string; children: ComponentChildren; hint?
   </label>
 );
 
+/** A password being chosen: at least 10 characters, as the gateway asks, and marked new for password managers. */
+export const NewPasswordField = (props: {
+  label: string;
+  error: string | undefined;
+  bind: { value: string; onInput: (e: Event) => void };
+}) => (
+  <Field label={props.label} hint="At least 10 characters" error={props.error}>
+    <input type="password" name="password" autoComplete="new-password" minLength={10} required {...props.bind} />
+  </Field>
+);
+
 export const Status = (props: { value: string }) => (
   <span class={`badge badge-${props.value.replace(/[^a-z_]/g, '')}`}>{props.value.replace('_', ' ')}</span>
 );
@@ -187,5 +198,34 @@ export function StatusSelect<T extends string>(props: {
         ))}
       </select>
     </Field>
+  );
+}
+
+/**
+ * A destructive action asked twice: the button (named `${verb} ${thing}`), then in its place "Confirm …" and
+ * "Cancel" in a group asking the question. `onConfirm` does the work; the row it stands in usually changes after.
+ */
+export function Confirmed(props: { verb: string; thing: string; busy: boolean; onConfirm: () => Promise<unknown> }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button type="button" class="danger" onClick={() => setAsking(true)} aria-label={`${props.verb} ${props.thing}`}>
+        {props.verb}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={`${props.verb} ${props.thing}?`}>
+      <button
+        type="button"
+        class="danger"
+        disabled={props.busy}
+        onClick={() => void props.onConfirm().finally(() => setAsking(false))}
+      >
+        Confirm {props.verb.toLowerCase()}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
   );
 }

@@ -1,6 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, TopologyEnv, ConfigError, loadConfig } from '@platform/shared/config';
 
+/** Where the platform sends e-mail (the chart's schema reads it too: it comes from the Secret there). */
+export const SmtpUrl = Type.String({
+  pattern: '^smtps?://[^\\s]+$',
+  description:
+    'where the platform sends e-mail: smtp://user:password@host:587 (STARTTLS when offered) or smtps://…:465. Required in production; elsewhere, when unset, mails go to the development mailbox (GET /dev/mailbox on the gateway)',
+});
+
 export const DispatcherEnv = Type.Object({
   ...CommonEnv,
   ...TopologyEnv,
@@ -71,6 +78,15 @@ export const DispatcherEnv = Type.Object({
         'comma-separated CIDRs allowed despite being non-public (default: loopback when APP_ENV=development, none otherwise)',
     }),
   ),
+  SMTP_URL: Type.Optional(SmtpUrl),
+  MAIL_FROM: Type.Optional(
+    Type.String({
+      minLength: 3,
+      pattern: '@',
+      description:
+        'the From of every mail, an address or `Name <address>`. Required in production; elsewhere Affiliate platform <no-reply@localhost>',
+    }),
+  ),
   DISPATCHER_ID: Type.Optional(
     Type.String({
       pattern: '^[A-Za-z0-9._-]{1,64}$',
@@ -80,10 +96,18 @@ export const DispatcherEnv = Type.Object({
 });
 export type DispatcherConfig = Static<typeof DispatcherEnv>;
 
+/** MAIL_FROM outside production when unset. */
+export const DEVELOPMENT_MAIL_FROM = 'Affiliate platform <no-reply@localhost>';
+
 export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): DispatcherConfig {
   const config = loadConfig(DispatcherEnv, env);
   if (config.WEBHOOK_CONNECT_TIMEOUT_MS > config.WEBHOOK_ATTEMPT_TIMEOUT_MS) {
     throw new ConfigError('WEBHOOK_CONNECT_TIMEOUT_MS', 'must not exceed WEBHOOK_ATTEMPT_TIMEOUT_MS');
+  }
+  // A production platform that cannot mail cannot verify a sign-up: it does not start rather than lose the mails.
+  if (config.APP_ENV === 'production') {
+    if (!config.SMTP_URL) throw new ConfigError('SMTP_URL', 'is required when APP_ENV=production');
+    if (!config.MAIL_FROM) throw new ConfigError('MAIL_FROM', 'is required when APP_ENV=production');
   }
   return config;
 }

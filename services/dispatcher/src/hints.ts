@@ -21,7 +21,11 @@ export class HintPublisher {
   private log: Logger | null = null;
   private recovery: { sql: Sql; topology: Topology } | null = null;
 
-  constructor(private readonly prefix: string) {}
+  private readonly prefix: string;
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
 
   /** `recovery`: where a failed hint is forgotten and who looks for the missing stream (the dispatcher's own). */
   attach(nc: NatsConnection, log: Logger, recovery?: { sql: Sql; topology: Topology }): void {

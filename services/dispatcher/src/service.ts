@@ -4,13 +4,15 @@ import { DISPATCHER_ATTEMPTS_CONSUMER, DISPATCHER_FANOUT_CONSUMER } from '@platf
 import { decryptionKeys, encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Logger } from '@platform/shared/log';
+import { startPartitionMaintenance } from '@platform/shared/partitions';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import { startAttemptEngine } from './attempts.ts';
-import type { DispatcherConfig } from './config.ts';
+import { DEVELOPMENT_MAIL_FROM, type DispatcherConfig } from './config.ts';
 import type { DispatcherDeps } from './deps.ts';
 import { startFanOut } from './fanout.ts';
 import { registerDeliveryGauges } from './gauges.ts';
 import { claimNamed, startHintConsumer } from './hint-consumer.ts';
+import { webhookAttemptPartitions } from './queries/attempts.ts';
 import type { ClaimedDelivery } from './queries/claims.ts';
 import type { NewDelivery } from './queries/fan-out.ts';
 import { HintPublisher } from './hints.ts';
@@ -26,6 +28,7 @@ import { sendTestOperation } from './operations/send-test.ts';
 import { updateEndpointOperation } from './operations/update-endpoint.ts';
 import { createAddressPolicy } from './domain/addresses.ts';
 import { createGuardedAgent } from './ssrf.ts';
+import { devMailboxSender, smtpSender, startMailer } from './mailer.ts';
 import { startSweeper } from './sweeper.ts';
 import { ConfigError } from '@platform/shared/config';
 
@@ -135,8 +138,22 @@ export async function startDispatcherService(config: DispatcherConfig, log?: Log
         retentionDays: config.WEBHOOK_RETENTION_DAYS,
         attemptUnhinted,
       });
+      const partitions = startPartitionMaintenance({
+        sql,
+        log: serviceLog,
+        tables: [{ spec: webhookAttemptPartitions, retentionDays: config.WEBHOOK_RETENTION_DAYS }],
+      });
+      const mailer = startMailer({
+        sql,
+        log: serviceLog,
+        keys: decryptionKeys(config),
+        sender: config.SMTP_URL
+          ? smtpSender(config.SMTP_URL, config.MAIL_FROM ?? DEVELOPMENT_MAIL_FROM)
+          : devMailboxSender(serviceLog),
+        replicaId,
+      });
       // Stopped in reverse: the sweeper, then the consumers, then the engine drains the attempts in flight.
-      return [engine, fanout, hinted, sweeper];
+      return [engine, fanout, hinted, sweeper, partitions, mailer];
     },
   });
   runtime.log.info('dispatcher replica', { replica_id: replicaId });

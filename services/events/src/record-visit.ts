@@ -7,6 +7,7 @@ import type { MerchantWithSettings } from './queries/merchants.ts';
 import { findApprovedAffiliateIdBySlug } from './queries/affiliates.ts';
 import { findVisit, insertVisit } from './queries/visits.ts';
 import { hashIp, USER_AGENT_MAX } from './domain/visits.ts';
+import { clickDetails } from './domain/clicks.ts';
 
 /**
  * Records a referral visit for the merchant's approved affiliate with that slug, or keeps the browser's current
@@ -44,6 +45,7 @@ export async function recordVisit(
     userAgent: v.client.user_agent ? v.client.user_agent.slice(0, USER_AGENT_MAX) : null,
     fingerprint: v.fingerprint,
     landingUrl: v.landingUrl,
+    details: clickDetails(v.client),
     windowDays,
   });
   return { visit_id: id, max_age_seconds: windowDays * 86_400, reused: false };

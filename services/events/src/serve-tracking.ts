@@ -80,7 +80,8 @@ export function serveTracking(opts: {
       merchant,
       slug: body.via,
       currentVisitId: body.visit_id ?? null,
-      client: request.client,
+      // The request's Referer is the merchant's page the script runs on; where the visitor came from is the page's.
+      client: { ...request.client, referrer: body.referrer ?? null },
       fingerprint: body.fingerprint ?? null,
       landingUrl: body.landing_url ?? null,
     });

@@ -18,6 +18,7 @@ import { createTrackingRoutes } from './tracking-routes.ts';
 import { createOnboardingPage } from './onboarding/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { createDashboardApi } from './dashboard/router.ts';
+import { createDevMailbox } from './dev-mailbox.ts';
 import { traceRequest } from './request-span.ts';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
@@ -124,6 +125,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
   app.use(dashboard.router);
   app.use(dashboardAssets(findDashboardDir()));
+  // The development mailbox (dev-mailbox.ts): not in production, where the route does not exist.
+  if (config.APP_ENV !== 'production') app.use(createDevMailbox(deps.durableSql, decryptionKeys(config), log));
   app.use(createReferenceRouter());
 
   // The platform payment API: platform keys, Stripe's conventions, the payments service (v1/router.ts).

@@ -1,3 +1,4 @@
+import type { Role } from './dashboard/permissions.ts';
 import { hashApiKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
@@ -9,6 +10,8 @@ export interface KeyRecord {
   rateLimitPerMin: number;
   plan: string;
   revoked: boolean;
+  /** Set when the caller is a dashboard session (keyId is then its user's): what the user's role allows decides. */
+  role?: Role;
 }
 
 const KEY_SHAPE = /^svc_[A-Za-z0-9_-]{32,128}$/;

@@ -1,5 +1,6 @@
 import type { MsgHdrs } from '@nats-io/nats-core';
-import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { natsInbox } from '@platform/shared/nats';
 import {
   context,
   endWithError,
@@ -41,7 +42,7 @@ const DEADLINE_CHECK_MS = 20;
  * Outcomes are values, not exceptions: the gateway turns every failure into 503 UNAVAILABLE without looking further.
  */
 export function createRequester(nc: NatsConnection) {
-  const inbox = createInbox();
+  const inbox = natsInbox(nc);
   const pending = new Map<string, Pending>();
   let next = 0;
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { connectDatabase } from '@platform/shared/db';
 import { createLogger, type Logger } from '@platform/shared/log';
-import { connectNats } from '@platform/shared/nats';
+import { connectNats, natsCredentials } from '@platform/shared/nats';
 import { startOpsServer } from '@platform/shared/ops-server';
 import { trackReadiness } from '@platform/shared/readiness';
 import { createApp } from './app.ts';
@@ -11,6 +11,7 @@ import { answerClientError } from './http-errors.ts';
 import type { GatewayConfig } from './config.ts';
 import { startIdempotencyPurge } from './idempotency/purge.ts';
 import { startSigninFailurePurge } from './dashboard/signin-purge.ts';
+import { renewalDeps, startBillingRenewals } from './dashboard/billing-renewals.ts';
 import { createRequester } from './requester.ts';
 import { createUsageRecorder } from './usage.ts';
 
@@ -57,7 +58,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     lockTimeoutMs: config.DATABASE_LOCK_TIMEOUT_MS,
   });
   // Request errors become UNAVAILABLE without being looked at: no stack capture per request.
-  const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true });
+  const nc = await connectNats(config.NATS_URL, 'gateway', { noAsyncTraces: true, ...natsCredentials(config) });
   const requester = createRequester(nc);
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'gateway' });
@@ -77,6 +78,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   });
   const idempotencyPurge = startIdempotencyPurge(sql, log);
   const signinPurge = startSigninFailurePurge(durableSql, log);
+  const renewals = startBillingRenewals(renewalDeps(durableSql, requester, config, log));
   const ops = await startOpsServer({ port: config.OPS_PORT, registry, ready: readiness.ready });
 
   const server: Server = createServer(SLOW_CLIENT_LIMITS, app);
@@ -115,6 +117,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       await usage.stop();
       await idempotencyPurge.stop();
       await signinPurge.stop();
+      await renewals.stop();
       readiness.stop();
       await ops.close();
       requester.close();

@@ -96,7 +96,19 @@ export function createTrackingRoutes(deps: {
     return { kind: 'error', error: decodeJson<RpcError>(reply.data) };
   };
 
-  const client = (req: Request): TrackingClient => ({ ip: req.ip ?? null, user_agent: req.get('user-agent') ?? null });
+  const countryHeader = config.GEO_COUNTRY_HEADER;
+  /**
+   * What the events service keeps a summary of. The country header is passed as it came (the events service checks
+   * it is a country code): the proxy named by GEO_COUNTRY_HEADER sets it, and without that setting it is ignored,
+   * since any client can send one. A referral link's Referer is where the visitor clicked it; on POST /t/visit it is
+   * the merchant's own page, and the body carries the page's referrer instead.
+   */
+  const client = (req: Request, referrer: string | null): TrackingClient => ({
+    ip: req.ip ?? null,
+    user_agent: req.get('user-agent') ?? null,
+    referrer,
+    country: countryHeader ? (req.get(countryHeader) ?? null) : null,
+  });
 
   const referralRoute = (req: Request, res: Response, next: NextFunction) => {
     res.locals['route'] = 'trackReferral';
@@ -110,7 +122,7 @@ export function createTrackingRoutes(deps: {
       merchant,
       slug: req.params['slug'] as string,
       current_visit_id: readCookie(req, VISIT_COOKIE),
-      client: client(req),
+      client: client(req, req.get('referer') ?? null),
     });
     if (reply.kind === 'unavailable')
       return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');
@@ -171,7 +183,7 @@ export function createTrackingRoutes(deps: {
         request_id: res.locals['requestId'] as string,
         deadline: Date.now() + config.RPC_TIMEOUT_MS,
         body: req.body ?? {},
-        client: client(req),
+        client: client(req, null),
       });
       if (reply.kind === 'unavailable')
         return sendError(res, 'UNAVAILABLE', 'The service did not answer in time; try again');

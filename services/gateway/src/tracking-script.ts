@@ -6,7 +6,7 @@ import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
  * the first-party cookie that the merchant's backend sends back as cookie_id. It sends the current cookie along,
  * so a reload, or the landing after a referral link that already set it, stays one visit. An optional
  * data-fingerprint attribute (from the merchant's own fingerprinting, if any) is passed on for fraud rules; the
- * script computes none itself. Plain ES5 with no dependencies, so it runs on any page.
+ * script computes none itself. The page's referrer goes along too: the request's own Referer is the merchant's page. Plain ES5 with no dependencies, so it runs on any page.
  */
 export const TRACKING_SCRIPT = `(function () {
   'use strict';
@@ -19,6 +19,7 @@ export const TRACKING_SCRIPT = `(function () {
   var current = document.cookie.match(new RegExp('(?:^|;\\\\s*)' + cookieName + '=([^;]*)'));
   var body = { merchant_id: merchantId, via: via, landing_url: window.location.href.slice(0, 2048) };
   if (current) body.visit_id = decodeURIComponent(current[1]).slice(0, 64);
+  if (document.referrer) body.referrer = document.referrer.slice(0, 2048);
   var fingerprint = script.getAttribute('data-fingerprint');
   if (fingerprint) body.fingerprint = fingerprint.slice(0, 256);
   window.fetch(new URL('/t/visit', script.src).href, {

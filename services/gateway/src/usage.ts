@@ -1,5 +1,17 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
+import { startPartitionMaintenance, type PartitionedTable } from '@platform/shared/partitions';
+
+/**
+ * The usage log is partitioned by month and kept: a partition holds a month of every key's days, so that a month no
+ * longer wanted can be dropped whole, never deleted row by row. Two months are made ahead.
+ */
+export const keyUsagePartitions: PartitionedTable = {
+  table: 'api_key_usage_daily',
+  period: 'month',
+  keyType: 'date',
+  ahead: 2,
+};
 
 /**
  * Counts requests per key in memory and adds them to the per-day usage log (and last_used_at) every few seconds,
@@ -7,6 +19,7 @@ import type { Logger } from '@platform/shared/log';
  */
 export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
   let counts = new Map<string, number>();
+  const partitions = startPartitionMaintenance({ sql, log, tables: [{ spec: keyUsagePartitions }] });
 
   const flush = async () => {
     if (counts.size === 0) return;
@@ -40,6 +53,7 @@ export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
     async stop() {
       clearInterval(timer);
       await flush();
+      await partitions.stop();
     },
   };
 }

@@ -16,6 +16,8 @@ export interface PaymentsContext {
   requestId: string;
   /** The object the path names (`/v1/payouts/{id}`); '' for a path that names none. */
   id: string;
+  /** The merchant a dashboard session acts for (PaymentsRpcRequest.for_merchant); null for a key's request. */
+  forMerchant: string | null;
   log: Logger;
   deps: PaymentsDeps;
 }
@@ -43,6 +45,7 @@ export async function paymentsContext(
     keyId: request.key_id,
     requestId: request.request_id,
     id: request.path?.['id'] ?? '',
+    forMerchant: request.for_merchant ?? null,
     log,
     deps,
   };

@@ -3,6 +3,10 @@ import { invalidRequest, StripeError, type PaymentsRpcError } from '@platform/sh
 import type { ErrorFormat } from '@platform/shared/request-server';
 import type { ErrorObject, InputRefusals } from '@platform/shared/validation';
 
+const unavailable: PaymentsRpcError = {
+  status: 503,
+  error: { type: 'api_error', message: 'The service is temporarily unavailable; try again' },
+};
 const internal: PaymentsRpcError = {
   status: 500,
   error: { type: 'api_error', message: 'Something went wrong on our side' },
@@ -19,10 +23,7 @@ export const stripeErrors: ErrorFormat = {
     if (err instanceof StripeError) refusal = { status: err.status, error: err.body };
     else if (isDatabaseUnavailable(err)) {
       log.warn('operation failed: database unavailable', { err });
-      refusal = {
-        status: 503,
-        error: { type: 'api_error', message: 'The service is temporarily unavailable; try again' },
-      };
+      refusal = unavailable;
     } else {
       log.error('operation failed', { err: err as Error });
       refusal = internal;
@@ -31,6 +32,7 @@ export const stripeErrors: ErrorFormat = {
     return { code: refusal.error.code ?? String(refusal.status), body: refusal, final: refusal.status < 500 };
   },
   internal,
+  unavailable: { code: '503', body: unavailable },
 };
 
 /** `/transfer_data/destination` → `transfer_data[destination]`, the way a form names the parameter. */

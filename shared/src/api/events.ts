@@ -1,5 +1,13 @@
 import { operation } from './define.ts';
-import { ConversionEvent, RecordEventBody } from '../schemas/events-api.ts';
+import { Click, ClickIdParams, ClickList, ListClicksQuery } from '../schemas/clicks.ts';
+import {
+  ConversionEvent,
+  EventIdParams,
+  ListEventsQuery,
+  RecordEventBody,
+  StoredConversionEvent,
+  StoredConversionEventList,
+} from '../schemas/events-api.ts';
 
 export const eventsApi = {
   recordEvent: operation({
@@ -17,5 +25,53 @@ export const eventsApi = {
       { status: 201, schema: ConversionEvent, description: 'the event, recorded now' },
       { status: 200, schema: ConversionEvent, description: 'the event recorded earlier with the same body' },
     ],
+  }),
+  listEvents: operation({
+    service: 'events',
+    name: 'list',
+    operationId: 'listEvents',
+    method: 'get',
+    path: '/api/v1/events',
+    scope: 'read',
+    tag: 'Events',
+    summary: 'List conversion events as stored, newest first, with how each was attributed and its commissions',
+    query: ListEventsQuery,
+    success: [{ status: 200, schema: StoredConversionEventList, description: 'a page of events' }],
+  }),
+  getEvent: operation({
+    service: 'events',
+    name: 'get',
+    operationId: 'getEvent',
+    method: 'get',
+    path: '/api/v1/events/{event_id}',
+    scope: 'read',
+    tag: 'Events',
+    summary: 'Fetch one conversion event, with how it was attributed and its commissions',
+    params: EventIdParams,
+    success: [{ status: 200, schema: StoredConversionEvent, description: 'the event' }],
+  }),
+  listClicks: operation({
+    service: 'events',
+    name: 'clicks_list',
+    operationId: 'listClicks',
+    method: 'get',
+    path: '/api/v1/clicks',
+    scope: 'read',
+    tag: 'Clicks',
+    summary: 'List referral clicks, newest first, within the visit retention',
+    query: ListClicksQuery,
+    success: [{ status: 200, schema: ClickList, description: 'a page of clicks' }],
+  }),
+  getClick: operation({
+    service: 'events',
+    name: 'clicks_get',
+    operationId: 'getClick',
+    method: 'get',
+    path: '/api/v1/clicks/{click_id}',
+    scope: 'read',
+    tag: 'Clicks',
+    summary: 'Fetch one referral click; one older than the visit retention is gone (404)',
+    params: ClickIdParams,
+    success: [{ status: 200, schema: Click, description: 'the click' }],
   }),
 } as const;

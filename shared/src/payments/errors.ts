@@ -35,13 +35,14 @@ export type StripeErrorBody = Static<typeof StripeErrorSchema>['error'];
 
 /** A refusal with its HTTP status, raised by the payments service and formatted by the gateway. */
 export class StripeError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: StripeErrorBody,
-    options?: ErrorOptions,
-  ) {
+  readonly status: number;
+  readonly body: StripeErrorBody;
+
+  constructor(status: number, body: StripeErrorBody, options?: ErrorOptions) {
     super(body.message, options);
     this.name = 'StripeError';
+    this.status = status;
+    this.body = body;
   }
 }
 

@@ -19,6 +19,11 @@ export interface PaymentsRpcRequest {
   params: Record<string, unknown>;
   /** The Idempotency-Key's claim this request holds, when it carries one: the service keeps its reply on it. */
   idempotency?: IdempotencyClaim;
+  /**
+   * mer_…: the merchant a dashboard session acts for, set by the gateway only (NATS permissions let no one else ask
+   * the payments service). create_account then opens that merchant's own connected account.
+   */
+  for_merchant?: string;
 }
 
 /**

@@ -36,3 +36,31 @@ export const NoInput = Type.Object({}, { additionalProperties: false });
 
 /** The schema of a 204 success: there is no body, and the OpenAPI document lists no content for it. */
 export const NoContent = Type.Null({ description: 'no body' });
+
+/** The `created_after` and `created_before` filters of a list: both bounds exclusive, any ISO 8601 date-time. */
+export const CreatedRange = (what: string) => ({
+  created_after: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: `only ${what} created after this instant (exclusive), ISO 8601 with an offset`,
+      examples: ['2026-11-01T00:00:00Z'],
+    }),
+  ),
+  created_before: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: `only ${what} created before this instant (exclusive), ISO 8601 with an offset`,
+      examples: ['2026-12-01T00:00:00Z'],
+    }),
+  ),
+});
+
+/** The `affiliate_id` filter of a list. */
+export const AffiliateIdFilter = (description: string) =>
+  Type.Optional(
+    Type.String({
+      pattern: '^aff_[0-9a-hjkmnp-tv-z]{26}$',
+      description,
+      examples: ['aff_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+    }),
+  );

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Timestamp } from './common.ts';
+import { AffiliateIdFilter, CreatedRange, Cursor, Limit, ListOf, Timestamp } from './common.ts';
 
 /** POST /api/v1/events: conversion events sent by the merchant's backend, and the stored event it answers with. */
 
@@ -105,3 +105,78 @@ export const ConversionEvent = Type.Object(
   { additionalProperties: false, $id: 'ConversionEvent' },
 );
 export type ConversionEvent = Static<typeof ConversionEvent>;
+
+/** The most commissions one event yields: the direct affiliate's (level 0) and one for each of up to 5 ancestors. */
+export const COMMISSIONS_PER_EVENT_MAX = 6;
+
+const Attribution = Type.Union(
+  [
+    Type.Object(
+      {
+        method: Type.Union(
+          ATTRIBUTION_METHODS.map((m) => Type.Literal(m)),
+          {
+            description:
+              'how the affiliate was credited: by the referral cookie (`cookie`) or by the coupon (`coupon`)',
+            examples: ['cookie'],
+          },
+        ),
+        click_id: Type.Union([Type.String(), Type.Null()], {
+          description: 'the click (GET /api/v1/clicks/{click_id}) whose cookie credited it; null for a coupon',
+          examples: ['vis_01jd3t6m0s2e4w5x6y7z8a9b0c'],
+        }),
+        coupon: Type.Union([Type.String(), Type.Null()], {
+          description: 'the coupon code that credited it, as sent; null for a cookie',
+          examples: [null],
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  {
+    description: 'how the event was attributed, or null when nothing matched (then affiliate_id is null too)',
+    examples: [{ method: 'cookie', click_id: 'vis_01jd3t6m0s2e4w5x6y7z8a9b0c', coupon: null }],
+  },
+);
+
+/** GET /api/v1/events/{event_id} and the list: the stored event as POST answers it, with its attribution and commissions. */
+export const StoredConversionEvent = Type.Object(
+  {
+    ...ConversionEvent.properties,
+    attribution: Attribution,
+    commission_ids: Type.Array(Type.String(), {
+      maxItems: COMMISSIONS_PER_EVENT_MAX,
+      description:
+        "the ids of the event's commissions, the direct affiliate's first and then each ancestor's by level; empty " +
+        'while the commissions service has not yet processed the event (it does so moments after it is recorded), and ' +
+        'for an event that earns none (no affiliate, a refund, a commission rule that pays nothing)',
+      examples: [['com_01jd3t6m0s2e4w5x6y7z8a9b0c']],
+    }),
+  },
+  {
+    additionalProperties: false,
+    $id: 'StoredConversionEvent',
+    description: 'A conversion event as stored: every field of the POST /api/v1/events answer, and more',
+  },
+);
+export type StoredConversionEvent = Static<typeof StoredConversionEvent>;
+
+export const StoredConversionEventList = ListOf(StoredConversionEvent, 'StoredConversionEventList');
+
+export const ListEventsQuery = Type.Object(
+  {
+    affiliate_id: AffiliateIdFilter('only events credited to this affiliate'),
+    event_type: Type.Optional(EventType),
+    external_id: Type.Optional(ExternalId),
+    ...CreatedRange('events'),
+    cursor: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const EventIdParams = Type.Object(
+  { event_id: Type.String({ description: 'an event id', examples: ['evt_01jd3t6m0s2e4w5x6y7z8a9b0c'] }) },
+  { additionalProperties: false },
+);

@@ -32,6 +32,14 @@ export const TrackVisitBody = Type.Object(
         examples: ['https://shop.example.com/?via=jane-doe'],
       }),
     ),
+    referrer: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description:
+          "the page's document.referrer, where the visitor came from; only its host is kept (the click's `referrer`)",
+        examples: ['https://news.example.org/article/42'],
+      }),
+    ),
     visit_id: Type.Optional(
       Type.String({
         maxLength: 64,

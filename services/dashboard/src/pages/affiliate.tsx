@@ -1,3 +1,4 @@
+import { EventsSection, RangeControls, SeriesSection, useRange } from '../analytics.tsx';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
 import { useAction, useForm, useList, useLoad } from '../hooks.ts';
 import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable, Status } from '../ui.tsx';
@@ -18,7 +19,7 @@ const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: strin
 
 /**
  * One affiliate: status moves, custom rate and tier, referral link, tax form and payout details, lineage (parent and
- * children), coupons.
+ * children), coupons, and its analytics (the series and its conversion events).
  */
 export function AffiliatePage(props: { affiliateId: string }) {
   const affiliate = useLoad(
@@ -74,6 +75,7 @@ export function AffiliatePage(props: { affiliateId: string }) {
             <TaxAndPayout affiliateId={a.id} />
             <Lineage affiliate={a} />
             <Coupons affiliateId={a.id} />
+            <AffiliateAnalytics affiliateId={a.id} />
           </>
         )}
       </Loaded>
@@ -230,6 +232,19 @@ function Coupons(props: { affiliateId: string }) {
           </tr>
         )}
       />
+    </section>
+  );
+}
+
+/** The Analytics page's series and events, for this affiliate only. */
+function AffiliateAnalytics(props: { affiliateId: string }) {
+  const { range, span, set } = useRange();
+  return (
+    <section aria-labelledby="analytics-heading">
+      <h2 id="analytics-heading">Analytics</h2>
+      <RangeControls range={range} set={set} />
+      <SeriesSection span={span} affiliateId={props.affiliateId} fileName={`analytics-${props.affiliateId}`} />
+      <EventsSection span={span} affiliateId={props.affiliateId} />
     </section>
   );
 }

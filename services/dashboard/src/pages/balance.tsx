@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { dash, unwrap, type DashboardSchema } from '../api.ts';
+import { dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
 import { useAction, useForm, useList, useLoad } from '../hooks.ts';
 import { Empty, ErrorText, Field, formatMoney, formatTime, Loaded, Page, PagedTable, Status, Table } from '../ui.tsx';
 
@@ -20,7 +20,7 @@ const FUNDING_METHODS: { value: Funding['payment_method']; label: string }[] = [
  * affiliates: its onboarding (with a link to complete it), its balance, funding it with test cards (test mode only),
  * and its transactions.
  */
-export function BalancePage() {
+export function BalancePage(props: { session: Session }) {
   const [round, setRound] = useState(0);
   const overview = useLoad(async () => unwrap(await dash.GET('/dashboard/api/balance')), [round]);
   return (
@@ -28,10 +28,7 @@ export function BalancePage() {
       <Loaded state={overview} what="the balance">
         {(o) =>
           o.account === null ? (
-            <Empty>
-              No connected account yet. The platform creates one for this merchant on its payment API; it shows here
-              once it exists.
-            </Empty>
+            <OpenAccount session={props.session} onOpened={() => setRound((r) => r + 1)} />
           ) : (
             <>
               <Onboarding account={o.account} />
@@ -44,6 +41,32 @@ export function BalancePage() {
         }
       </Loaded>
     </Page>
+  );
+}
+
+/** No account yet: an owner or admin opens the merchant's own, then completes its onboarding below. */
+function OpenAccount(props: { session: Session; onOpened: () => void }) {
+  const action = useAction();
+  const open = async () => {
+    const opened = await action.run(async () =>
+      unwrap(await dash.POST('/dashboard/api/balance/account', { body: {} })),
+    );
+    if (opened) props.onOpened();
+  };
+  if (!props.session.user.permissions.includes('payouts'))
+    return <Empty>No connected account yet. An owner or admin opens it here.</Empty>;
+  return (
+    <section aria-labelledby="open-heading">
+      <h2 id="open-heading">Connected account</h2>
+      <p>
+        Payouts to affiliates through the platform are paid from the merchant’s connected account. Open it, then
+        complete its onboarding.
+      </p>
+      <button type="button" class="primary" disabled={action.busy} onClick={() => void open()}>
+        Open a connected account
+      </button>
+      <ErrorText error={action.error} />
+    </section>
   );
 }
 

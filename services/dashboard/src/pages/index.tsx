@@ -2,11 +2,13 @@ import type { Session } from '../api.ts';
 import type { Route } from '../router.ts';
 import { AffiliatePage } from './affiliate.tsx';
 import { AffiliatesPage } from './affiliates.tsx';
+import { AnalyticsPage } from './analytics.tsx';
 import { BalancePage } from './balance.tsx';
 import { CommissionsPage } from './commissions.tsx';
 import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
 import { OverviewPage } from './overview.tsx';
+import { PlanPage } from './settings-plan.tsx';
 import { PayoutsPage } from './payouts.tsx';
 import { SettingsPage } from './settings.tsx';
 import { WebhookPage } from './webhook.tsx';
@@ -18,14 +20,16 @@ import { WebhooksPage } from './webhooks.tsx';
  */
 export const ROUTES: Route<Session>[] = [
   { path: '/', page: ({ context }) => <OverviewPage session={context} /> },
+  { path: '/analytics', page: () => <AnalyticsPage /> },
   { path: '/affiliates', page: () => <AffiliatesPage /> },
   { path: '/affiliates/:id', page: ({ params }) => <AffiliatePage affiliateId={params['id']!} /> },
   { path: '/commissions', page: () => <CommissionsPage /> },
   { path: '/payouts', page: () => <PayoutsPage /> },
-  { path: '/balance', page: () => <BalancePage /> },
+  { path: '/balance', page: ({ context }) => <BalancePage session={context} /> },
   { path: '/webhooks', page: () => <WebhooksPage /> },
   { path: '/webhooks/:id', page: ({ params }) => <WebhookPage endpointId={params['id']!} /> },
-  { path: '/settings', page: () => <SettingsPage /> },
-  { path: '/settings/keys', page: () => <KeysPage /> },
+  { path: '/settings', page: ({ context }) => <SettingsPage session={context} /> },
+  { path: '/settings/plan', page: ({ context }) => <PlanPage session={context} /> },
+  { path: '/settings/keys', page: ({ context }) => <KeysPage session={context} /> },
   { path: '/settings/keys/:id', page: ({ params, context }) => <KeyPage keyId={params['id']!} session={context} /> },
 ];

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { dash, unwrap, type DashboardSchema } from '../api.ts';
+import { dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
 import { useAction, useForm, useList, type List } from '../hooks.ts';
-import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable } from '../ui.tsx';
+import { Confirmed, ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable } from '../ui.tsx';
 
 type Scope = 'read' | 'write' | '*';
 /** The scope presets (as docs and CLI name them), and write-only for server-side event ingestion. */
@@ -12,22 +12,28 @@ const PRESETS: { id: string; label: string; scopes: Scope[] }[] = [
   { id: 'write', label: 'Write-only (event ingestion)', scopes: ['write'] },
 ];
 
-export function KeysPage() {
+/** The keys, and the form to create one for a role with the `keys` permission (the gateway refuses the others). */
+export function KeysPage(props: { session: Session }) {
   const keys = useList(async () => unwrap(await dash.GET('/dashboard/api/keys')));
+  const mayCreate = props.session.user.permissions.includes('keys');
   return (
     <Page title="API keys">
       <Loaded state={keys} what="API keys">
         {(list) => (
           <>
-            {list.can_create ? (
+            {!mayCreate ? (
+              <p class="notice">
+                Your role ({props.session.user.role}) reads the keys; an owner, admin or developer creates them.
+              </p>
+            ) : list.can_create ? (
               <CreateKey canSetRateLimit={list.can_set_rate_limit} onCreated={keys.reload} />
             ) : (
               <p class="notice">
-                API keys need the Growth plan or higher. Your dashboard, webhooks and everything else here work on every
-                plan.
+                API keys need the Growth plan or higher: <Link to="/settings/plan">upgrade</Link>. Your dashboard,
+                webhooks and everything else here work on every plan.
               </p>
             )}
-            <KeyTable keys={keys} />
+            <KeyTable keys={keys} manages={mayCreate} />
           </>
         )}
       </Loaded>
@@ -115,14 +121,12 @@ function CreateKey(props: { canSetRateLimit: boolean; onCreated: () => void }) {
 const scopeLabel = (scopes: string[]) =>
   PRESETS.find((p) => p.scopes.join() === scopes.join())?.label ?? scopes.join(', ');
 
-function KeyTable(props: { keys: List<DashboardSchema['DashboardApiKeyList']> }) {
-  const [confirming, setConfirming] = useState<string>();
+function KeyTable(props: { keys: List<DashboardSchema['DashboardApiKeyList']>; manages: boolean }) {
   const action = useAction();
   const revoke = async (id: string) => {
     const done = await action.run(async () =>
       unwrap(await dash.POST('/dashboard/api/keys/{key_id}/revoke', { params: { path: { key_id: id } } })),
     );
-    setConfirming(undefined);
     if (done) props.keys.reload();
   };
   return (
@@ -149,24 +153,8 @@ function KeyTable(props: { keys: List<DashboardSchema['DashboardApiKeyList']> })
             <td>{formatTime(k.last_used_at)}</td>
             <td>{k.revoked_at ? 'Revoked' : 'Active'}</td>
             <td>
-              {k.revoked_at ? null : confirming === k.id ? (
-                <span class="confirm" role="group" aria-label={`Revoke ${k.prefix}?`}>
-                  <button type="button" class="danger" disabled={action.busy} onClick={() => void revoke(k.id)}>
-                    Confirm revoke
-                  </button>
-                  <button type="button" onClick={() => setConfirming(undefined)}>
-                    Cancel
-                  </button>
-                </span>
-              ) : (
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() => setConfirming(k.id)}
-                  aria-label={`Revoke key ${k.prefix}`}
-                >
-                  Revoke
-                </button>
+              {k.revoked_at || !props.manages ? null : (
+                <Confirmed verb="Revoke" thing={`key ${k.prefix}`} busy={action.busy} onConfirm={() => revoke(k.id)} />
               )}
             </td>
           </tr>

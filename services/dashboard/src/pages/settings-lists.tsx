@@ -1,6 +1,8 @@
-import { api, dash, unwrap } from '../api.ts';
-import { useForm, useList, useLoad } from '../hooks.ts';
-import { Empty, ErrorText, Field, formatTime, Link, Loaded, PagedTable } from '../ui.tsx';
+import { useEffect, useState } from 'preact/hooks';
+import { api, dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
+import { useAction, useForm, useList, useLoad } from '../hooks.ts';
+import { Confirmed, Empty, ErrorText, Field, formatTime, Link, Loaded, PagedTable } from '../ui.tsx';
+import { TransferOwnership } from './settings-team.tsx';
 
 export function Tiers() {
   const tiers = useLoad(async () => unwrap(await dash.GET('/dashboard/api/tiers')), []);
@@ -81,38 +83,99 @@ export function AllCoupons() {
   );
 }
 
-export function Users() {
+type Role = DashboardSchema['DashboardUser']['role'];
+const ROLE_NAMES: Role[] = ['owner', 'admin', 'developer', 'viewer'];
+
+/**
+ * The team: each user with their role, changed or removed here by a role with the `team` permission (the gateway
+ * decides; the page only leaves out what the session's role cannot do).
+ */
+export function Users(props: { session: Session }) {
+  const manages = props.session.user.permissions.includes('team');
   const users = useLoad(async () => unwrap(await dash.GET('/dashboard/api/users')), []);
+  const action = useAction();
   const form = useForm(
-    { email: '', password: '' },
-    async (v) => unwrap(await dash.POST('/dashboard/api/users', { body: v })),
+    { email: '', password: '', role: 'viewer' },
+    async (v) => unwrap(await dash.POST('/dashboard/api/users', { body: { ...v, role: v.role as Role } })),
     users.reload,
   );
+  // A role being changed shows as chosen until the list is read again, or goes back if the change is refused.
+  const [chosen, setChosen] = useState<Record<string, Role>>({});
+  useEffect(() => setChosen({}), [users.data]);
+  const change = async (work: () => Promise<unknown>) => {
+    const done = await action.run(work);
+    if (done === undefined) setChosen({});
+    else users.reload();
+  };
+  const setRole = (id: string, role: Role) => {
+    setChosen({ [id]: role });
+    return change(async () =>
+      unwrap(await dash.PATCH('/dashboard/api/users/{user_id}', { params: { path: { user_id: id } }, body: { role } })),
+    );
+  };
+  const remove = (id: string) =>
+    change(async () => {
+      // 204: no body to return, so the change says it happened.
+      unwrap(await dash.DELETE('/dashboard/api/users/{user_id}', { params: { path: { user_id: id } } }));
+      return true;
+    });
   return (
     <section aria-labelledby="users-heading">
       <h2 id="users-heading">Dashboard users</h2>
+      <ErrorText error={action.error} />
       <Loaded state={users} what="users">
         {(list) => (
           <ul class="plain">
             {list.data.map((u) => (
               <li key={u.id}>
-                {u.email} <span class="muted">since {formatTime(u.created_at)}</span>
+                {u.email} <span class="muted">since {formatTime(u.created_at)}</span>{' '}
+                {manages ? (
+                  <select
+                    aria-label={`Role of ${u.email}`}
+                    value={chosen[u.id] ?? u.role}
+                    disabled={action.busy}
+                    onChange={(e) => void setRole(u.id, (e.target as HTMLSelectElement).value as Role)}
+                  >
+                    {ROLE_NAMES.map((r) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <span class="muted">{u.role}</span>
+                )}{' '}
+                {manages ? (
+                  <Confirmed verb="Remove" thing={u.email} busy={action.busy} onConfirm={() => remove(u.id)} />
+                ) : null}{' '}
+                <TransferOwnership session={props.session} member={u} />
               </li>
             ))}
           </ul>
         )}
       </Loaded>
-      <form class="inline-form" onSubmit={form.onSubmit}>
-        <Field label="New user’s e-mail" error={form.fieldError('email')}>
-          <input type="email" required autoComplete="off" {...form.bind('email')} />
-        </Field>
-        <Field label="Their password" hint="at least 10 characters" error={form.fieldError('password')}>
-          <input type="password" required minLength={10} autoComplete="new-password" {...form.bind('password')} />
-        </Field>
-        <button type="submit" disabled={form.pending}>
-          Add user
-        </button>
-      </form>
+      {manages ? (
+        <form class="inline-form" onSubmit={form.onSubmit}>
+          <Field label="New user’s e-mail" error={form.fieldError('email')}>
+            <input type="email" required autoComplete="off" {...form.bind('email')} />
+          </Field>
+          <Field label="Their password" hint="at least 10 characters" error={form.fieldError('password')}>
+            <input type="password" required minLength={10} autoComplete="new-password" {...form.bind('password')} />
+          </Field>
+          <Field label="Their role" error={form.fieldError('role')}>
+            <select {...form.bind('role')}>
+              {ROLE_NAMES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <button type="submit" disabled={form.pending}>
+            Add user
+          </button>
+        </form>
+      ) : null}
       <ErrorText error={form.error} />
     </section>
   );

@@ -1,8 +1,11 @@
 import { useState } from 'preact/hooks';
-import { dash, unwrap, type DashboardSchema } from '../api.ts';
+import { dash, unwrap, type DashboardSchema, type Session } from '../api.ts';
 import { useAction, useForm, useLoad } from '../hooks.ts';
 import { Empty, ErrorText, Field, Link, Loaded, Page } from '../ui.tsx';
+import { Account } from './settings-account.tsx';
+import { AuditLog } from './settings-audit.tsx';
 import { AllCoupons, Tiers, Users } from './settings-lists.tsx';
+import { Invitations } from './settings-team.tsx';
 
 type Settings = DashboardSchema['DashboardSettings'];
 type Patch = DashboardSchema['DashboardSettingsPatch'];
@@ -10,7 +13,7 @@ type Patch = DashboardSchema['DashboardSettingsPatch'];
 const percent = (rate: number) => String(Math.round(rate * 1e6) / 1e4);
 
 /** Settings: the programme, commission rules per event type, tiers, coupons and the dashboard's users. */
-export function SettingsPage() {
+export function SettingsPage(props: { session: Session }) {
   const settings = useLoad(async () => unwrap(await dash.GET('/dashboard/api/settings')), []);
   const [saved, setSaved] = useState(false);
   const save = async (body: Patch) => {
@@ -23,7 +26,15 @@ export function SettingsPage() {
     settings.reload();
   };
   return (
-    <Page title="Settings" actions={<Link to="/settings/keys">API keys</Link>}>
+    <Page
+      title="Settings"
+      actions={
+        <>
+          <Link to="/settings/plan">Plan</Link>
+          <Link to="/settings/keys">API keys</Link>
+        </>
+      }
+    >
       <Loaded state={settings} what="the settings">
         {(s) => (
           <>
@@ -35,7 +46,10 @@ export function SettingsPage() {
       {saved ? <p role="status">Settings saved.</p> : null}
       <Tiers />
       <AllCoupons />
-      <Users />
+      <Users session={props.session} />
+      <Invitations session={props.session} />
+      <AuditLog session={props.session} />
+      <Account />
     </Page>
   );
 }

@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { dash, unwrap, type Session } from '../api.ts';
 import { useForm } from '../hooks.ts';
-import { ErrorText, Field } from '../ui.tsx';
+import { ErrorText, Field, Link } from '../ui.tsx';
 
 export function SignIn(props: { onSignedIn: (s: Session) => void }) {
   const form = useForm(
@@ -27,6 +27,12 @@ export function SignIn(props: { onSignedIn: (s: Session) => void }) {
           {form.pending ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <p>
+        <Link to="/forgot">Forgot password?</Link>
+      </p>
+      <p>
+        New here? <Link to="/signup">Create an account</Link>
+      </p>
     </main>
   );
 }

@@ -1,7 +1,21 @@
 import type { Queryable } from '@platform/shared/db';
+import type { PartitionedTable } from '@platform/shared/partitions';
 import { deadLetterReasonOf, statusAfter, type AttemptOutcome, type Verdict } from '../domain/verdict.ts';
 import type { ClaimedDelivery } from './claims.ts';
 import { ACTIVE_SQL, plannedWith } from './planner.ts';
+
+/**
+ * Attempts are partitioned by day: a partition is dropped once all its attempts are past WEBHOOK_RETENTION_DAYS,
+ * which a whole day reaches within a day of its last attempt. A week of partitions is made ahead, each analyzed
+ * as the table was (migration 007).
+ */
+export const webhookAttemptPartitions: PartitionedTable = {
+  table: 'webhook_attempts',
+  period: 'day',
+  keyType: 'timestamptz',
+  ahead: 7,
+  storage: 'autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 1000',
+};
 
 /** One finished attempt, as the lease holder records it. */
 export interface AttemptRecord {

@@ -25,6 +25,8 @@ export interface AttemptRow {
   response_body: string;
 }
 
+const ATTEMPT_CLOCK_MARGIN_MS = 3_600_000;
+
 const deliveryColumns = (sql: Queryable) => sql`
   d.id, d.message_id, d.endpoint_id, m.type as event_type, d.status, d.attempt_count, d.next_attempt_at,
   d.dead_letter_reason, d.created_at, d.updated_at`;
@@ -55,12 +57,18 @@ export async function findDelivery(
   return (await withAttempts(sql, merchantId, deliveries))[0];
 }
 
+/**
+ * The attempts of these deliveries. None was made before its delivery was created, so the partitions of attempts
+ * (by day) older than the oldest delivery are not read; the margin covers a dispatcher clock behind Postgres's.
+ */
 async function withAttempts(sql: Queryable, merchantId: string, deliveries: DeliveryRow[]) {
   if (deliveries.length === 0) return [];
+  const oldest = new Date(Math.min(...deliveries.map((d) => d.created_at.getTime())) - ATTEMPT_CLOCK_MARGIN_MS);
   const attempts = await sql<AttemptRow[]>`
     select a.delivery_id, a.attempted_at, a.status_code, a.error, a.duration_ms, a.response_body
     from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
     where d.merchant_id = ${merchantId} and a.delivery_id in ${sql(deliveries.map((d) => d.id))}
+      and a.attempted_at >= ${oldest}
     order by a.id`;
   const byDelivery = new Map<string, AttemptRow[]>();
   for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);

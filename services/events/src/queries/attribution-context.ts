@@ -1,7 +1,7 @@
 import type { Queryable } from '@platform/shared/db';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import { unnestColumns } from '@platform/shared/unnest';
-import type { VisitRow } from './visits.ts';
+import { visitMadeWithin, type VisitRow } from './visits.ts';
 
 /** A visit as read, before the merchant's attribution window is applied: its age by the database's clock. */
 export type VisitSeen = Omit<VisitRow, 'within_window' | 'remaining_seconds'> & { age_seconds: number };
@@ -23,6 +23,8 @@ const lookupColumns = unnestColumns({
   merchantId: (l: AttributionLookup) => l.merchantId,
   visitId: (l: AttributionLookup) => l.visitId,
   coupon: (l: AttributionLookup) => l.coupon,
+  visitFrom: (l: AttributionLookup) => (l.visitId === null ? null : (visitMadeWithin(l.visitId)?.from ?? null)),
+  visitTo: (l: AttributionLookup) => (l.visitId === null ? null : (visitMadeWithin(l.visitId)?.to ?? null)),
 });
 
 /**
@@ -61,12 +63,14 @@ export async function findAttributionContexts(
            v.fingerprint as v_fingerprint,
            extract(epoch from (now() - v.created_at))::float8 as v_age_seconds,
            c.affiliate_id as c_affiliate_id, c.status as c_status
-    from unnest(${c.merchantId}::text[], ${c.visitId}::text[], ${c.coupon}::text[]) with ordinality as r(merchant_id, visit_id, coupon, n)
+    from unnest(${c.merchantId}::text[], ${c.visitId}::text[], ${c.coupon}::text[], ${c.visitFrom}::timestamptz[],
+                ${c.visitTo}::timestamptz[]) with ordinality as r(merchant_id, visit_id, coupon, visit_from, visit_to, n)
     left join merchants m on m.id = r.merchant_id
     left join lateral (
       select v.id, v.affiliate_id, a.status, v.ip_hash, v.fingerprint, v.created_at
       from visits v join affiliates a on a.merchant_id = v.merchant_id and a.id = v.affiliate_id
       where v.merchant_id = r.merchant_id and v.id = r.visit_id
+        and v.created_at >= r.visit_from and v.created_at < r.visit_to
     ) v on true
     left join lateral (
       select c.affiliate_id, a.status

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { isDatabaseUnavailable, withinDeadline, type Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
+import { allowsApiKeys, lowestPlanAllowing } from '@platform/shared/plans';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { GatewayConfig } from '../config.ts';
 import type { DashboardApi } from '../dashboard/router.ts';
@@ -9,7 +10,8 @@ import { sendError } from '../http-errors.ts';
 import { createKeyResolver, type KeyRecord } from '../keys.ts';
 import type { RateDecision } from '../rate-limit.ts';
 
-const API_PLANS = new Set(['growth', 'scale', 'enterprise']);
+/** The refusal of a plan without API access, naming the cheapest plan with it (the catalogue's). */
+const PLAN_REFUSAL = `API access requires the ${lowestPlanAllowing('api_keys').name} plan or higher`;
 
 export interface ApiV1AuthDeps {
   config: GatewayConfig;
@@ -43,7 +45,8 @@ export function createApiV1Authentication(deps: ApiV1AuthDeps): RequestHandler {
   return async (req, res, next) => {
     try {
       // The dashboard's calls carry its session cookie instead of a key: they act for the session's merchant, on
-      // every plan, with every scope, outside the per-key rate limit, and need the CSRF token.
+      // every plan, outside the per-key rate limit, and need the CSRF token; the user's role, not a scope, decides
+      // which operations (router.ts).
       if (!req.get('authorization') && sessionToken(req)) {
         const auth = await deps.dashboard.authenticate(req);
         if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
@@ -54,6 +57,7 @@ export function createApiV1Authentication(deps: ApiV1AuthDeps): RequestHandler {
           rateLimitPerMin: 0,
           plan: auth.session.plan,
           revoked: false,
+          role: auth.session.role,
         } satisfies KeyRecord;
         res.setHeader('Cache-Control', 'no-store');
         return next();
@@ -69,7 +73,7 @@ export function createApiV1Authentication(deps: ApiV1AuthDeps): RequestHandler {
       deps.recordUsage(key.keyId);
       // The plan is checked before the rate, so a refused plan takes no slot of the window; its
       // answer still shows the window, as every API response does.
-      const planAllowed = API_PLANS.has(key.plan);
+      const planAllowed = allowsApiKeys(key.plan);
       const rate = await withinDeadline(
         inDatabaseSpan('upsert api_rate_windows', () =>
           planAllowed
@@ -81,7 +85,7 @@ export function createApiV1Authentication(deps: ApiV1AuthDeps): RequestHandler {
       res.setHeader('RateLimit-Limit', String(rate.limit));
       res.setHeader('RateLimit-Remaining', String(rate.remaining));
       res.setHeader('RateLimit-Reset', String(rate.resetSeconds));
-      if (!planAllowed) return sendError(res, 'PLAN_REQUIRED', 'API access requires the Growth plan or higher');
+      if (!planAllowed) return sendError(res, 'PLAN_REQUIRED', PLAN_REFUSAL);
       if (!rate.allowed) {
         res.setHeader('Retry-After', String(rate.resetSeconds));
         return sendError(res, 'RATE_LIMITED', `Rate limit of ${rate.limit} requests per minute exceeded`);

@@ -7,6 +7,7 @@ import { checkJsonBody, drainBody, verifyUtf8 } from '../body-guard.ts';
 import { forward } from '../forward.ts';
 import { sendError, sendServiceError } from '../http-errors.ts';
 import { claimOf, claimRequester } from '../idempotency/kept-reply.ts';
+import { apiPermission, can, refusal } from '../dashboard/permissions.ts';
 import type { KeyRecord } from '../keys.ts';
 import { toExpressPath } from '../openapi/express-path.ts';
 import { apiV1Document, serveDocument } from '../openapi/documents.ts';
@@ -43,9 +44,11 @@ export function createApiV1(deps: ApiV1Deps): express.Router {
   const isJsonObject = (body: unknown) => typeof body === 'object' && body !== null && !Array.isArray(body);
 
   function operationHandlers(op: ApiOperation) {
+    const permission = apiPermission(op);
     const checkScope = (_req: Request, res: Response, next: NextFunction) => {
       res.locals['route'] = op.operationId;
       const key = res.locals['key'] as KeyRecord;
+      if (key.role && !can(key.role, permission)) return sendError(res, 'FORBIDDEN', refusal(key.role, permission));
       if (!key.scopes.includes('*') && !key.scopes.includes(op.scope)) {
         return sendError(res, 'FORBIDDEN', `This key lacks the ${op.scope} scope`);
       }

@@ -112,3 +112,20 @@ export const BalanceTransactionPage = Type.Object(
   },
   { additionalProperties: false, $id: 'BalanceTransactionPage' },
 );
+
+export const OpenAccountBody = Type.Object(
+  {
+    country: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z]{2}$',
+        description: 'the country of the business, ISO 3166-1 alpha-2; US when left out',
+        examples: ['US'],
+      }),
+    ),
+  },
+  { additionalProperties: false, $id: 'BalanceOpenAccount' },
+);
+export const OpenedAccount = Type.Object(
+  { id: Type.String(), livemode: Type.Boolean() },
+  { additionalProperties: false, $id: 'BalanceOpenedAccount' },
+);

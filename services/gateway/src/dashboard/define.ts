@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { NoInput } from '@platform/shared/schemas/common';
+import type { Permission } from './permissions.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface DashboardContext {
   ip: string;
   /** The request's X-Request-Id. */
   requestId: string;
+  /** Signs the cursors of the dashboard's own paged lists (shared/src/cursor.ts). */
+  cursorKey: Buffer;
   /** The dashboard's own origin as the browser reached it (where links back to a page point). */
   origin: string;
   secureCookies: boolean;
@@ -44,6 +47,8 @@ export interface DashboardSpec<
    * app's first look, which must not fail before sign-in); 'none': sign-in itself.
    */
   auth: 'session' | 'optional' | 'none';
+  /** What the session's role must allow (permissions.ts); null on routes open to any user or to none. */
+  permission: Permission | null;
   params: P;
   query: Q;
   body: B;
@@ -61,7 +66,9 @@ export const spec = <
   Q extends TObject = typeof NoInput,
   B extends TSchema | null = null,
 >(
-  s: Omit<DashboardSpec<P, Q, B>, 'params' | 'query' | 'body' | 'auth'> & {
+  s: Omit<DashboardSpec<P, Q, B>, 'params' | 'query' | 'body' | 'auth' | 'permission'> & {
+    /** Required: every route says what it needs, or null for none. */
+    permission: Permission | null;
     params?: P;
     query?: Q;
     body?: B;

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import { ApiError } from '@platform/shared/errors';
-import { hashPassword, verifyNothing, verifyPassword } from '@platform/shared/passwords';
+import { hashPassword, needsRehash, verifyNothing, verifyPassword } from '@platform/shared/passwords';
 
 /**
  * Password work in this process, one scrypt at a time: each takes 128 MiB outside the heap (shared/src/passwords.ts)
@@ -19,9 +19,15 @@ export interface PasswordChecker {
   verify(password: string, stored: string | null): Promise<boolean>;
   /** A new hash of `password` at today's cost (a stored hash made with less is replaced at sign-in). */
   hash(password: string): Promise<string>;
+  /** Whether `stored` was made with less than today's cost and should be replaced by a new hash. */
+  needsRehash(stored: string): boolean;
 }
 
-export function createPasswordChecker(registry?: Registry): PasswordChecker {
+/**
+ * `cost` is log2 of scrypt's N for new hashes (the gateway's PASSWORD_HASH_COST): a stored hash made with less is
+ * replaced at sign-in.
+ */
+export function createPasswordChecker(cost: number, registry?: Registry): PasswordChecker {
   const verifications = new Counter({
     name: 'dashboard_password_verifications_total',
     help: 'Dashboard passwords checked with scrypt (sign-in and reveal-secret), by result',
@@ -65,11 +71,12 @@ export function createPasswordChecker(registry?: Registry): PasswordChecker {
   return {
     verify: (password, stored) =>
       exclusive(async () => {
-        const ok = stored === null ? await verifyNothing(password) : await verifyPassword(password, stored);
+        const ok = stored === null ? await verifyNothing(password, cost) : await verifyPassword(password, stored);
         verifications.inc({ result: stored === null ? 'no_user' : ok ? 'match' : 'mismatch' });
         return ok;
       }),
-    hash: (password) => exclusive(() => hashPassword(password)),
+    hash: (password) => exclusive(() => hashPassword(password, cost)),
+    needsRehash: (stored) => needsRehash(stored, cost),
   };
 }
 

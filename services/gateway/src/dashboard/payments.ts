@@ -17,7 +17,7 @@ export interface PaymentsCall {
 export type PaymentsCaller = <T>(
   operation: string,
   call: PaymentsCall,
-  who: { requestId: string; userId: string },
+  who: { requestId: string; userId: string; forMerchant?: string },
 ) => Promise<T>;
 
 /**
@@ -26,7 +26,11 @@ export type PaymentsCaller = <T>(
  * the service's own words, no answer UNAVAILABLE.
  */
 export function createPaymentsCaller(requester: Requester, prefix: string, timeoutMs: number): PaymentsCaller {
-  return async <T>(operation: string, call: PaymentsCall, who: { requestId: string; userId: string }) => {
+  return async <T>(
+    operation: string,
+    call: PaymentsCall,
+    who: { requestId: string; userId: string; forMerchant?: string },
+  ) => {
     const request: PaymentsRpcRequest = {
       request_id: who.requestId,
       deadline: Date.now() + timeoutMs,
@@ -36,6 +40,7 @@ export function createPaymentsCaller(requester: Requester, prefix: string, timeo
       account: call.account,
       path: call.path ?? {},
       params: call.params,
+      ...(who.forMerchant ? { for_merchant: who.forMerchant } : {}),
     };
     const answer = await requester.request(rpcSubject(prefix, 'payments', operation), encodeJson(request), timeoutMs);
     if (answer.kind !== 'reply')

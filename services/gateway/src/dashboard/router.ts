@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
 import { encryptionKey } from '@platform/shared/config';
+import { createHmacKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import type { Logger } from '@platform/shared/log';
@@ -13,11 +14,19 @@ import { toExpressPath } from '../openapi/express-path.ts';
 import type { DashboardContext, DashboardRoute, DashboardSpec } from './define.ts';
 import { createPasswordChecker, type PasswordChecker } from './password-check.ts';
 import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
+import { can, refusal } from './permissions.ts';
 import { balanceRoutes } from './routes-balance.ts';
+import { billingRoutes } from './routes-billing.ts';
 import { keyRoutes } from './routes-keys.ts';
 import { overviewRoutes } from './routes-overview.ts';
 import { programmeRoutes } from './routes-programme.ts';
 import { sessionRoutes } from './routes-session.ts';
+import { signupRoutes } from './routes-signup.ts';
+import { accountRoutes } from './routes-account.ts';
+import { passwordResetRoutes } from './routes-password-reset.ts';
+import { auditRoutes } from './routes-audit.ts';
+import { teamRoutes } from './routes-team.ts';
+import { invitationRoutes } from './routes-invitations.ts';
 import { dashboardSpecs } from './specs.ts';
 import { webhookRoutes } from './routes-webhooks.ts';
 import {
@@ -30,15 +39,20 @@ import {
   type SessionStore,
 } from './sessions.ts';
 import { createSigninLimiter } from './signin-limit.ts';
+import { createSignupLimiter } from './signup-limit.ts';
 
 export interface DashboardApi {
   router: express.Router;
   sessions: SessionStore;
   /**
    * The session of a request to /api/v1 made by the dashboard (a cookie, no bearer key), or the refusal to send:
-   * 401 without a live session, 403 when a request that changes something lacks the CSRF token.
+   * 401 without a live session, 403 when a request that changes something lacks the CSRF token, or comes from an
+   * owner who signed up and has not verified the address yet (routes-signup.ts; `unverifiedMay` lets sign-out through).
    */
-  authenticate(req: Request): Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
+  authenticate(
+    req: Request,
+    unverifiedMay?: boolean,
+  ): Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
 }
 
 /** The handler of every spec of specs.ts. */
@@ -51,11 +65,18 @@ function dashboardRoutes(
   const limiter = createSigninLimiter(sql, SIGNIN_LIMITS);
   const routes = [
     ...sessionRoutes(limiter, passwords),
+    ...accountRoutes(limiter, passwords),
+    ...passwordResetRoutes(passwords, config),
+    ...signupRoutes(createSignupLimiter(sql), passwords, config),
     ...overviewRoutes,
     ...keyRoutes,
     ...webhookRoutes(limiter, passwords, config),
-    ...programmeRoutes(passwords),
-    ...balanceRoutes(payments),
+    ...programmeRoutes,
+    ...teamRoutes(passwords),
+    ...invitationRoutes(passwords, config),
+    ...auditRoutes,
+    ...balanceRoutes(payments, config.APP_ENV === 'production'),
+    ...billingRoutes(payments, config),
   ];
   // Served in the specs' order (the order of the document), each spec by exactly one handler.
   const bySpec = new Map(routes.map((r) => [r.spec, r]));
@@ -74,15 +95,21 @@ export function createDashboardApi(deps: {
 }): DashboardApi {
   const { sql, log, config } = deps;
   const sessions = createSessionStore(sql, encryptionKey(config), SESSION_MINUTES);
+  const cursorKey = createHmacKey(encryptionKey(config), 'dashboard-cursor');
   // Secure outside development: the cookie then travels over HTTPS only (browsers also accept it from loopback http).
   const secure = config.APP_ENV !== 'development';
   const payments = createPaymentsCaller(deps.requester, config.NATS_PREFIX, config.RPC_TIMEOUT_MS);
-  const routes = dashboardRoutes(sql, config, payments, createPasswordChecker(deps.registry));
+  const routes = dashboardRoutes(
+    sql,
+    config,
+    payments,
+    createPasswordChecker(config.PASSWORD_HASH_COST, deps.registry),
+  );
   const router = express.Router();
   router.use(serveDocument('/dashboard/api/openapi', 'dashboard.openapi', dashboardDocument()));
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
 
-  const authenticate: DashboardApi['authenticate'] = async (req) => {
+  const authenticate: DashboardApi['authenticate'] = async (req, unverifiedMay = false) => {
     const token = sessionToken(req);
     const session = token ? await sessions.resolve(token) : null;
     if (!token || !session) return { refuse: 'UNAUTHORIZED', message: 'Sign in to the dashboard first' };
@@ -92,6 +119,9 @@ export function createDashboardApi(deps: {
         message: 'A dashboard request that changes something needs the X-CSRF-Token header of its session',
       };
     }
+    // Read with the session on every request: following the link applies at once to every session.
+    if (!SAFE_METHODS.has(req.method) && !unverifiedMay && !session.verified)
+      return { refuse: 'FORBIDDEN', message: UNVERIFIED };
     return { session };
   };
 
@@ -106,9 +136,12 @@ export function createDashboardApi(deps: {
         let session = null as unknown as Session;
         const token = sessionToken(req) ?? '';
         if (r.auth === 'session') {
-          const auth = await authenticate(req);
+          const auth = await authenticate(req, r.operationId === 'signOut');
           if ('refuse' in auth) return sendError(res, auth.refuse, auth.message);
           session = auth.session;
+          // Before the input is read: a role without the permission learns nothing from validation either.
+          if (r.permission && !can(session.role, r.permission))
+            return sendError(res, 'FORBIDDEN', refusal(session.role, r.permission));
         } else if (r.auth === 'optional' && token) {
           session = (await sessions.resolve(token)) as Session;
         }
@@ -123,6 +156,7 @@ export function createDashboardApi(deps: {
           token,
           ip: req.ip ?? 'unknown',
           requestId: res.locals['requestId'] as string,
+          cursorKey,
           origin: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
           secureCookies: secure,
           setCookie: (value, expiresAt) => setSessionCookie(res, value, expiresAt, secure),
@@ -154,10 +188,17 @@ export function createDashboardApi(deps: {
     };
     router[r.method](toExpressPath(r.path), parse, handle);
   }
+  // A method a route does not have is an unknown route, as on /api/v1: without this, Express answers an OPTIONS
+  // itself with 200 and an Allow header listing the route's methods.
+  router.options('/dashboard/api/*path', (_req: Request, res: Response) =>
+    sendError(res, 'NOT_FOUND', 'No such route'),
+  );
   return { router, sessions, authenticate };
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const UNVERIFIED =
+  'Verify your e-mail address first: open the link we mailed you when you signed up (signing up again sends a new one)';
 
 /**
  * Fixed rather than configurable: a working day's session, and password attempts per 15 minutes (signin-limit.ts):

@@ -40,15 +40,16 @@ const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 /**
  * The Balance page: the merchant's connected account on the platform payment API (/v1), asked of the payments
- * service for the session's merchant: its onboarding status and an account link to complete it, its available and
- * pending balance, funding it by a payment intent, and its balance transactions.
+ * service for the session's merchant: opening it (live in production, test mode elsewhere), its onboarding status
+ * and an account link to complete it, its available and pending balance, funding it by a payment intent, and its
+ * balance transactions.
  */
-export function balanceRoutes(payments: PaymentsCaller) {
+export function balanceRoutes(payments: PaymentsCaller, livemode: boolean) {
   const ask = <T>(ctx: DashboardContext, operation: string, call: PaymentsCall) =>
     payments<T>(operation, call, { requestId: ctx.requestId, userId: ctx.session.userId });
   const requireAccount = async (ctx: DashboardContext) => {
     const account = await merchantAccount(ctx.sql, ctx.session.merchantId);
-    if (!account) throw new ApiError('NOT_FOUND', 'No connected account: the platform has not created one yet');
+    if (!account) throw new ApiError('NOT_FOUND', 'No connected account: open one on the Balance page first');
     return account;
   };
 
@@ -75,6 +76,24 @@ export function balanceRoutes(payments: PaymentsCaller) {
         available: balance.available.map(money),
         pending: balance.pending.map(money),
       };
+    }),
+    handle(specs.openBalanceAccount, async (ctx, { body }) => {
+      // The merchant's own account, in the deployment's mode; asked again, the payments service answers the same one.
+      const account = await payments<Account>(
+        'create_account',
+        {
+          livemode,
+          account: null,
+          params: { type: 'express', country: body.country ?? 'US', email: ctx.session.email },
+        },
+        { requestId: ctx.requestId, userId: ctx.session.userId, forMerchant: ctx.session.merchantId },
+      );
+      ctx.log.info('connected account opened from the dashboard', {
+        merchant_id: ctx.session.merchantId,
+        user_id: ctx.session.userId,
+        account: account.id,
+      });
+      return { id: account.id, livemode: account.livemode };
     }),
     handle(specs.createBalanceAccountLink, async (ctx) => {
       const account = await requireAccount(ctx);

@@ -1,11 +1,5 @@
-import {
-  API_KEY_PLANS,
-  createApiKey,
-  CUSTOM_RATE_PLANS,
-  revokeApiKey,
-  updateApiKey,
-  type Plan,
-} from '@platform/shared/api-keys';
+import { createApiKey, revokeApiKey, updateApiKey } from '@platform/shared/api-keys';
+import { allowsApiKeys, allowsCustomRateLimits } from '@platform/shared/plans';
 import type { Sql } from '@platform/shared/db';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
@@ -34,11 +28,10 @@ async function merchantKey(sql: Sql, merchantId: string, keyId: string): Promise
 export const keyRoutes = [
   handle(specs.listApiKeys, async (ctx) => {
     const rows = await listKeys(ctx.sql, ctx.session.merchantId);
-    const plan = ctx.session.plan as Plan;
     return {
       data: rows.map(presentKey),
-      can_create: API_KEY_PLANS.includes(plan),
-      can_set_rate_limit: CUSTOM_RATE_PLANS.includes(plan),
+      can_create: allowsApiKeys(ctx.session.plan),
+      can_set_rate_limit: allowsCustomRateLimits(ctx.session.plan),
     };
   }),
   handle(specs.createApiKey, async (ctx, { body }) => {

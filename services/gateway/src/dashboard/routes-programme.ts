@@ -1,9 +1,8 @@
-import { ApiError } from '@platform/shared/errors';
 import { withDefaults } from '@platform/shared/schemas/merchant-settings';
 import { updateMerchantSettings, type SettingKey } from '@platform/shared/settings-writer';
 import { handle } from './define.ts';
-import type { PasswordChecker } from './password-check.ts';
-import { insertTier, insertUser, listTiers, listUsers, storedSettings, type TierRow } from './queries/programme.ts';
+import { audit } from './routes-audit.ts';
+import { insertTier, listTiers, storedSettings, type TierRow } from './queries/programme.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 
 const presentTier = (t: TierRow) => ({
@@ -16,10 +15,9 @@ const presentTier = (t: TierRow) => ({
 
 /**
  * Settings: the programme's settings (written by the same writer as the operator CLI's `merchant settings`,
- * shared/src/settings-writer.ts), tiers, and the merchant's dashboard users. The session's merchant only. A new
- * user's password is hashed by the gateway's password checker, in turn with sign-ins (one scrypt at a time).
+ * shared/src/settings-writer.ts) and tiers. The session's merchant only. The team is routes-team.ts's.
  */
-export const programmeRoutes = (passwords: PasswordChecker) => [
+export const programmeRoutes = [
   handle(specs.getSettings, async (ctx) => withDefaults(await storedSettings(ctx.sql, ctx.session.merchantId))),
   handle(specs.updateSettings, async (ctx, { body }) => {
     // Each field given replaces the stored one.
@@ -28,7 +26,9 @@ export const programmeRoutes = (passwords: PasswordChecker) => [
       key: key as SettingKey,
       value,
     }));
-    const settings = await updateMerchantSettings(ctx.sql, ctx.session.merchantId, changes);
+    const settings = await updateMerchantSettings(ctx.sql, ctx.session.merchantId, changes, (tx) =>
+      audit(ctx, tx, { action: 'settings.updated', target: null, detail: body }),
+    );
     ctx.log.info('programme settings changed from the dashboard', {
       merchant_id: ctx.session.merchantId,
       user_id: ctx.session.userId,
@@ -41,39 +41,15 @@ export const programmeRoutes = (passwords: PasswordChecker) => [
   })),
   handle(specs.createTier, async (ctx, { body }) =>
     presentTier(
-      await insertTier(ctx.sql, ctx.session.merchantId, {
-        name: body.name.trim(),
-        rate: body.rate,
-        threshold: body.threshold,
+      await ctx.sql.begin(async (tx) => {
+        const tier = await insertTier(tx, ctx.session.merchantId, {
+          name: body.name.trim(),
+          rate: body.rate,
+          threshold: body.threshold,
+        });
+        await audit(ctx, tx, { action: 'tier.created', target: tier.id, detail: { name: tier.name } });
+        return tier;
       }),
     ),
   ),
-  handle(specs.listUsers, async (ctx) => ({
-    data: (await listUsers(ctx.sql, ctx.session.merchantId)).map((u) => ({
-      id: u.id,
-      email: u.email,
-      created_at: u.created_at.toISOString(),
-    })),
-  })),
-  handle(specs.createUser, async (ctx, { body }) => {
-    try {
-      const row = await insertUser(ctx.sql, ctx.session.merchantId, {
-        email: body.email,
-        passwordHash: await passwords.hash(body.password),
-      });
-      ctx.log.info('dashboard user added', {
-        merchant_id: ctx.session.merchantId,
-        by: ctx.session.userId,
-        user_id: row.id,
-      });
-      return { id: row.id, email: row.email, created_at: row.created_at.toISOString() };
-    } catch (err) {
-      if ((err as { code?: string }).code === '23505') {
-        const refused = new ApiError('CONFLICT', 'A dashboard user with this e-mail already exists');
-        refused.cause = err;
-        throw refused;
-      }
-      throw err;
-    }
-  }),
 ];

@@ -1,14 +1,14 @@
 import { ApiError } from '@platform/shared/errors';
-import { needsRehash } from '@platform/shared/passwords';
 import { handle, type DashboardContext } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
+import { GRANTS } from './permissions.ts';
 import { replacePasswordHash, userByEmail, type SignInRow } from './queries/users.ts';
 import type { Session } from './sessions.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 import type { SigninLimiter } from './signin-limit.ts';
 
 const presentSession = (s: Session) => ({
-  user: { id: s.userId, email: s.email },
+  user: { id: s.userId, email: s.email, role: s.role, permissions: GRANTS[s.role] },
   merchant: { id: s.merchantId, name: s.merchantName, plan: s.plan },
   csrf_token: s.csrfToken,
   expires_at: s.expiresAt.toISOString(),
@@ -33,7 +33,7 @@ export function sessionRoutes(limiter: SigninLimiter, passwords: PasswordChecker
         throw new ApiError('UNAUTHORIZED', 'The e-mail or the password is not right');
       }
       await limiter.release(reserved.reservation, true);
-      if (needsRehash(user.password_hash)) await rehash(ctx, passwords, user, body.password);
+      if (passwords.needsRehash(user.password_hash)) await rehash(ctx, passwords, user, body.password);
       const { token } = await ctx.sessions.create(user.id, user.merchant_id);
       const session = (await ctx.sessions.resolve(token))!;
       ctx.setCookie(token, session.expiresAt);

@@ -2,9 +2,9 @@ import { decryptionKeys, type CommonConfig } from '@platform/shared/config';
 import { decryptSecretWithAny, secretPlace, UndecryptableSecret } from '@platform/shared/crypto';
 import { ApiError } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
+import { confirmPassword } from './confirm-password.ts';
 import { handle } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
-import { passwordHash } from './queries/users.ts';
 import { countDeadLettered, endpointExists, endpointSecret } from './queries/webhooks.ts';
 import type { SigninLimiter } from './signin-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
@@ -22,19 +22,7 @@ export function webhookRoutes(
   return [
     handle(specs.revealWebhookSecret, async (ctx, { params, body }) => {
       const { session } = ctx;
-      // Wrong passwords here count like failed sign-ins, reserved before the check in the same way: a left-open
-      // session cannot be used to guess the password, however many requests it sends at once.
-      const reserved = await limiter.reserve(session.email, ctx.ip);
-      if ('retryAfter' in reserved) {
-        ctx.setHeader('Retry-After', String(reserved.retryAfter));
-        throw new ApiError('RATE_LIMITED', 'Too many wrong passwords; try again later');
-      }
-      const ok = await limiter.checking(reserved.reservation, async () => {
-        const hash = await passwordHash(ctx.sql, session.merchantId, session.userId);
-        return hash ? passwords.verify(body.password, hash) : false;
-      });
-      if (!ok) throw new ApiError('FORBIDDEN', 'The password is not right');
-      await limiter.release(reserved.reservation, true);
+      await confirmPassword(ctx, limiter, passwords, body.password);
       const secret = isId('we', params.endpoint_id)
         ? await endpointSecret(ctx.sql, session.merchantId, params.endpoint_id)
         : undefined;

@@ -1,7 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { NullableTimestamp, Timestamp } from '@platform/shared/schemas/common';
+import { PERMISSION_NAMES, ROLES } from './permissions.ts';
+import { PLANS } from '@platform/shared/plans';
 
 /** Payloads of the dashboard's own API (services/gateway/src/dashboard/routes-*.ts), one schema each. */
+
+export const RoleSchema = Type.Union(
+  ROLES.map((r) => Type.Literal(r)),
+  { description: 'what the user may do: owner, admin, developer or viewer (docs/DASHBOARD.md)', examples: ['viewer'] },
+);
 
 const Email = Type.String({
   minLength: 3,
@@ -17,12 +24,22 @@ export const SignInBody = Type.Object(
 
 export const SessionView = Type.Object(
   {
-    user: Type.Object({ id: Type.String(), email: Type.String() }, { additionalProperties: false }),
+    user: Type.Object(
+      {
+        id: Type.String(),
+        email: Type.String(),
+        role: RoleSchema,
+        permissions: Type.Array(Type.Union(PERMISSION_NAMES.map((p) => Type.Literal(p))), {
+          description: 'what the role allows: the pages hide what it does not',
+        }),
+      },
+      { additionalProperties: false },
+    ),
     merchant: Type.Object(
       {
         id: Type.String(),
         name: Type.String(),
-        plan: Type.Union(['free', 'starter', 'growth', 'scale', 'enterprise'].map((p) => Type.Literal(p))),
+        plan: Type.Union(PLANS.map((p) => Type.Literal(p))),
       },
       { additionalProperties: false },
     ),
@@ -198,7 +215,7 @@ export const CreateTierBody = Type.Object(
 );
 
 export const DashboardUser = Type.Object(
-  { id: Type.String(), email: Type.String(), created_at: Timestamp('creation time') },
+  { id: Type.String(), email: Type.String(), role: RoleSchema, created_at: Timestamp('creation time') },
   { additionalProperties: false, $id: 'DashboardUser' },
 );
 export const UserList = Type.Object(
@@ -209,6 +226,46 @@ export const CreateUserBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 320 }),
     password: Type.String({ minLength: 10, maxLength: 1024, description: 'at least 10 characters' }),
+    role: Type.Optional({ ...RoleSchema, description: 'the new user’s role; viewer when left out' }),
   },
   { additionalProperties: false, $id: 'DashboardCreateUser' },
+);
+export const UpdateUserBody = Type.Object(
+  { role: RoleSchema },
+  { additionalProperties: false, $id: 'DashboardUpdateUser' },
+);
+export const UserIdParams = Type.Object({ user_id: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
+
+export const AuditQuery = Type.Object(
+  { cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the page before' })) },
+  { additionalProperties: false },
+);
+export const AuditPage = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          actor: Type.String({ description: 'the e-mail of the user who did it' }),
+          action: Type.String({ examples: ['user.role_changed'] }),
+          target: Type.Union([Type.String(), Type.Null()], { description: 'the user or tier acted on' }),
+          detail: Type.Record(Type.String(), Type.Unknown(), { description: 'what changed' }),
+          ip: Type.String({ description: 'the client address it came from' }),
+          created_at: Timestamp('when it happened'),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'this page, newest first' },
+    ),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' }),
+  },
+  { additionalProperties: false, $id: 'DashboardAuditPage' },
+);
+
+export const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: 1024, description: 'the password in use' }),
+    new_password: Type.String({ minLength: 10, maxLength: 1024, description: 'at least 10 characters' }),
+  },
+  { additionalProperties: false, $id: 'DashboardChangePassword' },
 );

@@ -1,7 +1,9 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { createHmacKey } from '@platform/shared/crypto';
-import type { Sql } from '@platform/shared/db';
+import type { Queryable, Sql } from '@platform/shared/db';
+import type { Role } from './permissions.ts';
+import { hashToken, newToken } from './tokens.ts';
 
 /**
  * Dashboard sessions. The cookie holds 32 random bytes; Postgres holds only their hash, so every gateway replica
@@ -14,6 +16,10 @@ export const CSRF_HEADER = 'x-csrf-token';
 export interface Session {
   userId: string;
   email: string;
+  /** What the user may do (permissions.ts), read with the session on every request: a change applies at once. */
+  role: Role;
+  /** Whether the address is verified (an owner who signed up and has not followed the link is not). */
+  verified: boolean;
   merchantId: string;
   merchantName: string;
   plan: string;
@@ -25,19 +31,20 @@ export interface SessionStore {
   create(userId: string, merchantId: string): Promise<{ token: string; expiresAt: Date }>;
   resolve(token: string): Promise<Session | null>;
   end(token: string): Promise<void>;
+  /** Ends every session of the user but the one of `keep` (none: all of them), in `sql` (a transaction's, say). */
+  endAllOf(sql: Queryable, user: { merchantId: string; userId: string }, keep?: string): Promise<void>;
   csrfFor(token: string): string;
   checkCsrf(token: string, presented: string | undefined): boolean;
 }
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
 export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: number): SessionStore {
   const csrfKey = createHmacKey(masterKey, 'dashboard-csrf');
   const csrfFor = (token: string) => createHmac('sha256', csrfKey).update(token).digest('base64url');
   return {
     async create(userId, merchantId) {
-      const token = randomBytes(32).toString('base64url');
+      const token = newToken();
       const [row] = await sql<{ expires_at: Date }[]>`
         insert into dashboard_sessions (token_hash, user_id, merchant_id, expires_at)
         values (${hashToken(token)}, ${userId}, ${merchantId}, now() + make_interval(mins => ${ttlMinutes}))
@@ -49,9 +56,18 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
     async resolve(token) {
       if (!TOKEN_SHAPE.test(token)) return null;
       const [row] = await sql<
-        { user_id: string; email: string; merchant_id: string; name: string; plan: string; expires_at: Date }[]
+        {
+          user_id: string;
+          email: string;
+          role: Role;
+          verified: boolean;
+          merchant_id: string;
+          name: string;
+          plan: string;
+          expires_at: Date;
+        }[]
       >`
-        select s.user_id, u.email, s.merchant_id, m.name, m.plan, s.expires_at
+        select s.user_id, u.email, u.role, u.email_verified_at is not null as verified, s.merchant_id, m.name, m.plan, s.expires_at
         from dashboard_sessions s
         join dashboard_users u on u.id = s.user_id and u.merchant_id = s.merchant_id
         join merchants m on m.id = s.merchant_id
@@ -60,6 +76,8 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
       return {
         userId: row.user_id,
         email: row.email,
+        role: row.role,
+        verified: row.verified,
         merchantId: row.merchant_id,
         merchantName: row.name,
         plan: row.plan,
@@ -69,6 +87,11 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
     },
     async end(token) {
       if (TOKEN_SHAPE.test(token)) await sql`delete from dashboard_sessions where token_hash = ${hashToken(token)}`;
+    },
+    async endAllOf(q, user, keep) {
+      await q`
+        delete from dashboard_sessions where merchant_id = ${user.merchantId} and user_id = ${user.userId}
+          ${keep ? q`and token_hash <> ${hashToken(keep)}` : q``}`;
     },
     csrfFor,
     checkCsrf(token, presented) {

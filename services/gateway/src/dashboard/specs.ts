@@ -9,10 +9,20 @@ import {
   BalanceOverview,
   BalanceTransactionPage,
   BalanceTransactionsQuery,
+  OpenAccountBody,
+  OpenedAccount,
 } from './balance-schemas.ts';
 import { spec, type DashboardSpec } from './define.ts';
+import { passwordResetSpecs } from './password-reset-specs.ts';
+import { signupSpecs } from './signup-specs.ts';
+import { billingSpecs } from './billing-specs.ts';
+import { invitationSpecs } from './invitations-specs.ts';
+import { can, ROLES } from './permissions.ts';
 import {
   ApiKeyList,
+  AuditPage,
+  AuditQuery,
+  ChangePasswordBody,
   ApiKeyView,
   CreatedKey,
   CreateKeyBody,
@@ -33,6 +43,8 @@ import {
   Tier,
   TierList,
   UpdateKeyBody,
+  UpdateUserBody,
+  UserIdParams,
   UserList,
 } from './schemas.ts';
 
@@ -60,6 +72,7 @@ export const dashboardSpecs = {
   // Sign-in, the current session, sign-out (routes-session.ts).
   signIn: spec({
     operationId: 'signIn',
+    permission: null,
     method: 'post',
     path: '/dashboard/api/session',
     summary: 'Sign in with a dashboard user’s e-mail and password; sets the session cookie',
@@ -69,6 +82,7 @@ export const dashboardSpecs = {
   }),
   getSession: spec({
     operationId: 'getSession',
+    permission: null,
     method: 'get',
     path: '/dashboard/api/session',
     summary: 'The signed-in user, the merchant and the CSRF token, or null before sign-in (not a 401: nothing failed)',
@@ -77,14 +91,40 @@ export const dashboardSpecs = {
   }),
   signOut: spec({
     operationId: 'signOut',
+    permission: null,
     method: 'delete',
     path: '/dashboard/api/session',
     summary: 'Sign out: the session ends on every gateway replica',
     success: { status: 204, schema: Type.Null({ description: 'no body' }), description: 'signed out' },
   }),
+  // Sign-up and e-mail verification (routes-signup.ts).
+  ...signupSpecs,
+  // Settings › Plan (routes-billing.ts).
+  ...billingSpecs,
+  // "Forgot password?" (routes-password-reset.ts).
+  ...passwordResetSpecs,
   // The Overview (routes-overview.ts).
+  // The signed-in user's own account (routes-account.ts).
+  changePassword: spec({
+    operationId: 'changePassword',
+    permission: null,
+    method: 'post',
+    path: '/dashboard/api/account/password',
+    summary: 'Change the signed-in user’s password (the current one entered again); every other session of theirs ends',
+    body: ChangePasswordBody,
+    success: { status: 204, schema: Type.Null({ description: 'no body' }), description: 'changed' },
+  }),
+  signOutEverywhere: spec({
+    operationId: 'signOutEverywhere',
+    permission: null,
+    method: 'delete',
+    path: '/dashboard/api/account/sessions',
+    summary: 'End every session of the signed-in user, this one included',
+    success: { status: 204, schema: Type.Null({ description: 'no body' }), description: 'signed out everywhere' },
+  }),
   getOverview: spec({
     operationId: 'getOverview',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/overview',
     summary: 'Conversions, attributed revenue and commissions per day over the last 30 days, and the top affiliates',
@@ -93,6 +133,7 @@ export const dashboardSpecs = {
   // Settings › API keys (routes-keys.ts).
   listApiKeys: spec({
     operationId: 'listApiKeys',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/keys',
     summary: 'The merchant’s API keys, newest first (prefix only; values are never shown again)',
@@ -100,6 +141,7 @@ export const dashboardSpecs = {
   }),
   createApiKey: spec({
     operationId: 'createApiKey',
+    permission: 'keys',
     method: 'post',
     path: '/dashboard/api/keys',
     summary: 'Create a key (growth and up); the answer holds its value, shown this once',
@@ -108,6 +150,7 @@ export const dashboardSpecs = {
   }),
   updateApiKey: spec({
     operationId: 'updateApiKey',
+    permission: 'keys',
     method: 'patch',
     path: '/dashboard/api/keys/{key_id}',
     summary: 'Change a key’s rate limit (scale and up)',
@@ -117,6 +160,7 @@ export const dashboardSpecs = {
   }),
   revokeApiKey: spec({
     operationId: 'revokeApiKey',
+    permission: 'keys',
     method: 'post',
     path: '/dashboard/api/keys/{key_id}/revoke',
     summary: 'Revoke a key; every gateway refuses it within a second',
@@ -125,6 +169,7 @@ export const dashboardSpecs = {
   }),
   getApiKeyAudit: spec({
     operationId: 'getApiKeyAudit',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/keys/{key_id}/audit',
     summary: 'A key’s audit log (with the acting user) and its requests per day over the last 30 days',
@@ -134,6 +179,7 @@ export const dashboardSpecs = {
   // The Webhooks page beyond the public API (routes-webhooks.ts).
   revealWebhookSecret: spec({
     operationId: 'revealWebhookSecret',
+    permission: 'webhooks',
     method: 'post',
     path: '/dashboard/api/webhook_endpoints/{endpoint_id}/reveal_secret',
     summary: 'The endpoint’s signing secret, after the signed-in user’s password',
@@ -143,6 +189,7 @@ export const dashboardSpecs = {
   }),
   countWebhookReplay: spec({
     operationId: 'countWebhookReplay',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/webhook_endpoints/{endpoint_id}/replay_count',
     summary: 'How many deliveries a bulk replay between since and until would send again',
@@ -150,9 +197,10 @@ export const dashboardSpecs = {
     query: ReplayCountQuery,
     success: { status: 200, schema: ReplayCount, description: 'the count' },
   }),
-  // Settings: the programme, tiers, users (routes-programme.ts).
+  // Settings: the programme, tiers (routes-programme.ts).
   getSettings: spec({
     operationId: 'getSettings',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/settings',
     summary: 'The programme settings in effect',
@@ -160,6 +208,7 @@ export const dashboardSpecs = {
   }),
   updateSettings: spec({
     operationId: 'updateSettings',
+    permission: 'settings',
     method: 'patch',
     path: '/dashboard/api/settings',
     summary: 'Change programme settings; the fields given replace the stored ones (commission_rules as a whole)',
@@ -168,6 +217,7 @@ export const dashboardSpecs = {
   }),
   listTiers: spec({
     operationId: 'listTiers',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/tiers',
     summary: 'The merchant’s tiers, lowest threshold first',
@@ -175,14 +225,17 @@ export const dashboardSpecs = {
   }),
   createTier: spec({
     operationId: 'createTier',
+    permission: 'settings',
     method: 'post',
     path: '/dashboard/api/tiers',
     summary: 'Add a tier: affiliates whose attributed revenue reaches the threshold are promoted into it',
     body: CreateTierBody,
     success: { status: 201, schema: Tier, description: 'the tier' },
   }),
+  // Settings › Team: the merchant's dashboard users and their roles (routes-team.ts).
   listUsers: spec({
     operationId: 'listUsers',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/users',
     summary: 'The merchant’s dashboard users',
@@ -190,22 +243,66 @@ export const dashboardSpecs = {
   }),
   createUser: spec({
     operationId: 'createUser',
+    permission: 'team',
     method: 'post',
     path: '/dashboard/api/users',
-    summary: 'Add a dashboard user to the merchant (as `npm run admin -- user create` does)',
+    summary: 'Add a dashboard user to the merchant with a role (viewer unless given)',
     body: CreateUserBody,
     success: { status: 201, schema: DashboardUser, description: 'the user' },
+  }),
+  updateUser: spec({
+    operationId: 'updateUser',
+    permission: 'team',
+    method: 'patch',
+    path: '/dashboard/api/users/{user_id}',
+    summary:
+      'Change a dashboard user’s role (at once, in their open sessions too); only an owner makes or unmakes an owner',
+    params: UserIdParams,
+    body: UpdateUserBody,
+    success: { status: 200, schema: DashboardUser, description: 'the user' },
+  }),
+  removeUser: spec({
+    operationId: 'removeUser',
+    permission: 'team',
+    method: 'delete',
+    path: '/dashboard/api/users/{user_id}',
+    summary: 'Remove a dashboard user: their sessions end at once; the last owner cannot be removed',
+    params: UserIdParams,
+    success: { status: 204, schema: Type.Null({ description: 'no body' }), description: 'removed' },
+  }),
+  // Invitations and the ownership transfer (routes-invitations.ts, routes-team.ts).
+  ...invitationSpecs,
+  listAudit: spec({
+    operationId: 'listAudit',
+    permission: 'team',
+    method: 'get',
+    path: '/dashboard/api/audit',
+    summary: 'The audit log of team and settings changes: who, what, when, from where; newest first, 25 a page',
+    query: AuditQuery,
+    success: { status: 200, schema: AuditPage, description: 'a page of entries' },
   }),
   // The Balance page (routes-balance.ts).
   getBalance: spec({
     operationId: 'getBalance',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/balance',
     summary: 'The connected account’s onboarding status and balance',
     success: { status: 200, schema: BalanceOverview, description: 'the account (or null) and its balance' },
   }),
+  openBalanceAccount: spec({
+    operationId: 'openBalanceAccount',
+    permission: 'payouts',
+    method: 'post',
+    path: '/dashboard/api/balance/account',
+    summary:
+      'Open the merchant’s own connected account (live in production, test mode elsewhere); asked again, answers the same one',
+    body: OpenAccountBody,
+    success: { status: 201, schema: OpenedAccount, description: 'the account' },
+  }),
   createBalanceAccountLink: spec({
     operationId: 'createBalanceAccountLink',
+    permission: 'payouts',
     method: 'post',
     path: '/dashboard/api/balance/account_link',
     summary: 'A single-use onboarding link for the connected account, back to the Balance page',
@@ -213,6 +310,7 @@ export const dashboardSpecs = {
   }),
   fundBalance: spec({
     operationId: 'fundBalance',
+    permission: 'payouts',
     method: 'post',
     path: '/dashboard/api/balance/fund',
     summary: 'Fund a test-mode connected account: a payment intent to it with a test card, confirmed at once',
@@ -221,6 +319,7 @@ export const dashboardSpecs = {
   }),
   listBalanceTransactions: spec({
     operationId: 'listBalanceTransactions',
+    permission: 'read',
     method: 'get',
     path: '/dashboard/api/balance/transactions',
     summary: 'The connected account’s balance transactions, newest first, 20 a page',
@@ -237,6 +336,11 @@ function routeSpec(s: DashboardSpec): RouteSpec {
     method: s.method,
     path: s.path,
     summary: s.summary,
+    ...(s.permission
+      ? {
+          description: `Needs the \`${s.permission}\` permission (roles ${ROLES.filter((r) => can(r, s.permission!)).join(', ')}); a role without it is answered 403 FORBIDDEN.`,
+        }
+      : {}),
     security: s.auth === 'session' ? [{ session: [] }] : [],
     params: s.params,
     query: s.query,

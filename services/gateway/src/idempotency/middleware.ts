@@ -9,6 +9,9 @@ import { captureAnswer, replayAnswer } from './answer.ts';
 import { CLAIM, KEPT_REPLY, OUTCOME_UNKNOWN } from './kept-reply.ts';
 import { claimKey, releaseKey, storeAnswer } from './queries.ts';
 
+/** The time a look at a running key's row is given at least, on a loaded machine too. */
+const POLL_TIME_MS = 200;
+
 /** Stripe's bound on a key's length. */
 export const MAX_KEY_LENGTH = 255;
 const KEY_SHAPE = new RegExp(`^[\\x20-\\x7e]{1,${MAX_KEY_LENGTH}}$`);
@@ -39,7 +42,7 @@ export interface IdempotencyOptions {
 /**
  * Idempotency-Key with Stripe's semantics, as middleware placed after authentication and body parsing, right
  * before the operation. A request without the header goes straight on. With it, the first request claims the key
- * (INSERT … ON CONFLICT), does the work, and its answer is stored before it is sent; the same key with the same
+ * (under a lock on the key: queries.ts claimKey), does the work, and its answer is stored before it is sent; the same key with the same
  * fingerprint (method, path, context, body) within 24 hours replays that answer, status, body byte for byte and the
  * headers the operation set, with `Idempotent-Replayed: true`; with another fingerprint it is refused. Requests
  * that find the key's first request still running poll its row until it is answered, for at most `waitMs` (the
@@ -121,7 +124,7 @@ export function createIdempotency(deps: {
             captureAnswer(res, (answer) => settle(owner, key, holder, answer, res.locals[OUTCOME_UNKNOWN] === true));
             return next();
           }
-          if (state.kind !== 'absent' && !state.fingerprint.equals(fingerprint)) {
+          if (!state.fingerprint.equals(fingerprint)) {
             counted('mismatch');
             return opts.refusals.mismatch(res, key);
           }
@@ -129,7 +132,9 @@ export function createIdempotency(deps: {
             counted('replayed');
             return replayAnswer(res, { ...state.answer, body: unseal(owner, key, state.answer.body) }, state.requestId);
           }
-          if (Date.now() + pause > giveUpAt) {
+          // The next look needs time of its own (a transaction of a few statements): one left less than that
+          // would be cut short and answered as an outage rather than as the first request still running.
+          if (Date.now() + pause + POLL_TIME_MS > giveUpAt) {
             counted('in_progress');
             return opts.refusals.inProgress(res, key);
           }

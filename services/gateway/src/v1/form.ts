@@ -10,11 +10,11 @@ const MAX_DEPTH = 5;
 const MAX_INDEX = 999;
 
 export class FormError extends Error {
-  constructor(
-    readonly param: string,
-    options?: ErrorOptions,
-  ) {
+  readonly param: string;
+
+  constructor(param: string, options?: ErrorOptions) {
     super(`Invalid parameter name or nesting: ${param}`, options);
+    this.param = param;
   }
 }
 

@@ -27,7 +27,7 @@ const COLUMNS = (sql: Queryable) => sql`
   business_url, product_description, bank_last4, bank_routing_number, bank_holder_name, tos_accepted_at, created_at`;
 
 export async function insertAccount(
-  sql: Sql,
+  sql: Queryable,
   a: Pick<
     AccountRow,
     'id' | 'livemode' | 'type' | 'country' | 'email' | 'business_type' | 'merchant_id' | 'metadata' | 'default_currency'
@@ -39,6 +39,22 @@ export async function insertAccount(
             ${sql.json(a.metadata)}, ${a.default_currency})
     returning ${COLUMNS(sql)}`;
   return row!;
+}
+
+/**
+ * The merchant's own account in a mode, under a lock held until the transaction ends: of two requests to open it at
+ * once, the second waits and finds the first's.
+ */
+export async function lockMerchantAccount(
+  tx: Queryable,
+  merchantId: string,
+  livemode: boolean,
+): Promise<AccountRow | undefined> {
+  await tx`select pg_advisory_xact_lock(hashtext(${`merchant-account:${merchantId}:${livemode}`}))`;
+  const [row] = await tx<AccountRow[]>`
+    select ${COLUMNS(tx)} from payment_accounts where merchant_id = ${merchantId} and livemode = ${livemode}
+    order by created_at desc, id desc limit 1`;
+  return row;
 }
 
 export async function findAccount(sql: Queryable, livemode: boolean, id: string): Promise<AccountRow | undefined> {

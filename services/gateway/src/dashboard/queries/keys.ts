@@ -37,5 +37,6 @@ export const keyDailyUsage = (sql: Sql, merchantId: string, keyId: string) => sq
   from generate_series((now() at time zone 'utc')::date - 29, (now() at time zone 'utc')::date, interval '1 day') d
   left join api_key_usage_daily u
     on u.key_id = ${keyId} and u.day = d::date
+    and u.day between (now() at time zone 'utc')::date - 29 and (now() at time zone 'utc')::date
     and exists (select 1 from api_keys k where k.id = ${keyId} and k.merchant_id = ${merchantId})
   order by d`;

@@ -1,18 +1,12 @@
-import type { Sql } from '@platform/shared/db';
+import type { Queryable, Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 
-/** The dashboard's reads and writes of a merchant's programme: its settings, tiers and dashboard users. */
+/** The dashboard's reads and writes of a merchant's programme: its settings and tiers. */
 export interface TierRow {
   id: string;
   name: string;
   rate: string;
   threshold: string;
-  created_at: Date;
-}
-
-export interface UserRow {
-  id: string;
-  email: string;
   created_at: Date;
 }
 
@@ -27,7 +21,7 @@ export const listTiers = (sql: Sql, merchantId: string) => sql<TierRow[]>`
   where merchant_id = ${merchantId} order by threshold, created_at, id limit 200`;
 
 export async function insertTier(
-  sql: Sql,
+  sql: Queryable,
   merchantId: string,
   tier: { name: string; rate: number | string; threshold: number | string },
 ): Promise<TierRow> {
@@ -35,21 +29,5 @@ export async function insertTier(
     insert into tiers (id, merchant_id, name, rate, threshold)
     values (${newId('tier')}, ${merchantId}, ${tier.name}, ${tier.rate}, ${tier.threshold})
     returning id, name, rate::text, threshold::text, created_at`;
-  return row!;
-}
-
-export const listUsers = (sql: Sql, merchantId: string) => sql<UserRow[]>`
-  select id, email, created_at from dashboard_users where merchant_id = ${merchantId} order by created_at, id limit 500`;
-
-/** A new dashboard user of the merchant; a taken e-mail is a unique violation (23505). */
-export async function insertUser(
-  sql: Sql,
-  merchantId: string,
-  user: { email: string; passwordHash: string },
-): Promise<UserRow> {
-  const [row] = await sql<UserRow[]>`
-    insert into dashboard_users (id, merchant_id, email, password_hash)
-    values (${newId('usr')}, ${merchantId}, ${user.email}, ${user.passwordHash})
-    returning id, email, created_at`;
   return row!;
 }

@@ -1,9 +1,11 @@
-import type { Sql } from '@platform/shared/db';
+import type { Queryable, Sql } from '@platform/shared/db';
 
 /** Dashboard users' password hashes, for sign-in and for the password asked again before a secret is shown. */
 export interface SignInRow {
   id: string;
   merchant_id: string;
+  /** As registered (the address typed may differ in case). */
+  email: string;
   password_hash: string;
 }
 
@@ -13,7 +15,7 @@ export interface SignInRow {
  */
 export async function userByEmail(sql: Sql, email: string): Promise<SignInRow | undefined> {
   const [row] = await sql<SignInRow[]>`
-    select id, merchant_id, password_hash from dashboard_users where lower(email) = lower(${email})`;
+    select id, merchant_id, email, password_hash from dashboard_users where lower(email) = lower(${email})`;
   return row;
 }
 
@@ -24,12 +26,16 @@ export async function passwordHash(sql: Sql, merchantId: string, userId: string)
   return row?.password_hash;
 }
 
-/** Replaces a hash only if it is still `was` (another sign-in may have replaced it already). */
+/**
+ * Replaces a hash only if it is still `was` (another sign-in may have rehashed it, another change replaced it);
+ * answers whether it did.
+ */
 export async function replacePasswordHash(
-  sql: Sql,
+  sql: Queryable,
   user: { merchantId: string; userId: string; was: string; hash: string },
-): Promise<void> {
-  await sql`
+): Promise<boolean> {
+  const rows = await sql`
     update dashboard_users set password_hash = ${user.hash}
     where id = ${user.userId} and merchant_id = ${user.merchantId} and password_hash = ${user.was}`;
+  return rows.count === 1;
 }
