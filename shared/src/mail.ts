@@ -12,7 +12,19 @@ import { newId } from './ids.ts';
 /** The channel a commit NOTIFYs so that the dispatcher sends at once rather than at its next poll. */
 export const MAIL_NOTIFY_CHANNEL = 'mail_pending';
 
-export type MailKind = 'verify_email' | 'already_registered' | 'password_reset' | 'team_invitation' | 'billing';
+export type MailKind =
+  | 'verify_email'
+  | 'already_registered'
+  | 'password_reset'
+  | 'team_invitation'
+  | 'billing'
+  // The affiliate portal's (docs/PORTAL.md).
+  | 'affiliate_sign_in'
+  | 'application_received'
+  | 'application_approved'
+  | 'application_rejected'
+  | 'payout_details_link'
+  | 'payout_details_changed';
 
 /** What a mail says: a plain-text and an HTML part, and the links in them (listed by the development mailbox). */
 export interface MailContent {
