@@ -46,7 +46,17 @@ export async function buildDashboard(outDir: string): Promise<void> {
     base: '/dashboard/',
     plugins: [preact()],
     logLevel: 'warn',
-    build: { outDir, emptyOutDir: true, target: 'es2022', sourcemap: false, chunkSizeWarningLimit: 250 },
+    build: {
+      outDir,
+      emptyOutDir: true,
+      target: 'es2022',
+      sourcemap: false,
+      chunkSizeWarningLimit: 250,
+      // Two pages: the merchant dashboard and the affiliate portal (src/portal), sharing components and chunks.
+      rollupOptions: {
+        input: { index: join(DASHBOARD_ROOT, 'index.html'), portal: join(DASHBOARD_ROOT, 'portal.html') },
+      },
+    },
   });
 }
 
@@ -58,9 +68,12 @@ export async function ensureDashboardBuilt(say: (line: string) => void = () => {
   const index = join(SOURCE_BUILD, 'index.html');
   const built = existsSync(index) ? statSync(index).mtimeMs : 0;
   const newest = Math.max(
-    ...[join(DASHBOARD_ROOT, 'index.html'), join(DASHBOARD_ROOT, 'build.ts'), ...walk(join(DASHBOARD_ROOT, 'src'))].map(
-      (f) => statSync(f).mtimeMs,
-    ),
+    ...[
+      join(DASHBOARD_ROOT, 'index.html'),
+      join(DASHBOARD_ROOT, 'portal.html'),
+      join(DASHBOARD_ROOT, 'build.ts'),
+      ...walk(join(DASHBOARD_ROOT, 'src')),
+    ].map((f) => statSync(f).mtimeMs),
   );
   // The typed client comes from the gateway's documents, which the shared catalogue and schemas make.
   const sources = ['../gateway/src', '../../shared/src'].flatMap((dir) =>

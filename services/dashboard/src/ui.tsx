@@ -4,14 +4,22 @@ import type { List, ListPage } from './hooks.ts';
 import { BASE, onLinkClick, reachedInApp } from './router.ts';
 
 /**
+ * The app that Page and Link are in: its name (the tab title's suffix), its base path and its navigation. The
+ * dashboard's by default; the affiliate portal (src/portal) sets its own at start, as it is built from the same
+ * components under another base.
+ */
+const shell = { name: 'Dashboard', base: BASE, onLinkClick, reachedInApp };
+export const setShell = (s: typeof shell) => Object.assign(shell, s);
+
+/**
  * A page: its title in the tab and as the one h1. Arriving by a link inside the app moves focus to the h1, so that
  * screen readers announce the new page; a page loaded afresh leaves focus at the top (the skip link comes first).
  */
 export function Page(props: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = `${props.title} · Dashboard`;
-    if (reachedInApp()) heading.current?.focus();
+    document.title = `${props.title} · ${shell.name}`;
+    if (shell.reachedInApp()) heading.current?.focus();
   }, [props.title]);
   return (
     <>
@@ -29,10 +37,10 @@ export function Page(props: { title: string; children: ComponentChildren; action
 export function Link(props: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
   return (
     <a
-      href={BASE + props.to}
+      href={shell.base + props.to}
       class={props.class}
       aria-current={props.current ? 'page' : undefined}
-      onClick={(e) => onLinkClick(e, props.to)}
+      onClick={(e) => shell.onLinkClick(e, props.to)}
     >
       {props.children}
     </a>
