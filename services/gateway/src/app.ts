@@ -16,9 +16,11 @@ import { apiRefusals, stripeRefusals } from './idempotency/refusals.ts';
 import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './rate-limit.ts';
 import { createTrackingRoutes } from './tracking-routes.ts';
 import { createOnboardingPage } from './onboarding/page.ts';
+import { createProgrammePage } from './programme/page.ts';
 import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
 import { createDashboardApi } from './dashboard/router.ts';
 import { createDevMailbox } from './dev-mailbox.ts';
+import { createPortal } from './portal/router.ts';
 import { traceRequest } from './request-span.ts';
 import type { PlatformKeyRecord } from './v1/platform-keys.ts';
 import { createV1 } from './v1/router.ts';
@@ -113,6 +115,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(createTrackingRoutes({ config, nc, consumeRate: rateLimiter.consume }));
   // The affiliates' onboarding page: its single-use link is its only credential.
   app.use(createOnboardingPage({ config, requester: deps.requester, maxPayload }));
+  // The public programme pages and their application form, /p/{slug} (programme/page.ts).
+  app.use(createProgrammePage({ config, sql: deps.durableSql, log, requester: deps.requester, maxPayload }));
 
   // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
   // Its writes (sessions, sign-in failures, keys, settings, users) are security-relevant: on the durable pool.
@@ -124,6 +128,8 @@ export function createApp(deps: GatewayDeps): express.Express {
     registry: deps.registry,
   });
   app.use(dashboard.router);
+  // The affiliate portal: its pages, sign-in links and /portal/api, with a session of its own (portal/router.ts).
+  app.use(createPortal({ config, sql: deps.durableSql, log, requester: deps.requester, maxPayload }));
   app.use(dashboardAssets(findDashboardDir()));
   // The development mailbox (dev-mailbox.ts): not in production, where the route does not exist.
   if (config.APP_ENV !== 'production') app.use(createDevMailbox(deps.durableSql, decryptionKeys(config), log));

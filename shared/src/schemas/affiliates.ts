@@ -1,13 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Cursor, Limit, ListOf, Timestamp } from './common.ts';
 
-export const AFFILIATE_STATUSES = ['pending', 'approved', 'suspended'] as const;
+export const AFFILIATE_STATUSES = ['pending', 'approved', 'rejected', 'suspended'] as const;
 export type AffiliateStatus = (typeof AFFILIATE_STATUSES)[number];
 
 const AffiliateStatusSchema = Type.Union(
   AFFILIATE_STATUSES.map((s) => Type.Literal(s)),
   {
-    description: 'pending → approved, pending → suspended, approved ↔ suspended',
+    description:
+      'pending (applied, not yet approved) → approved, rejected or suspended; approved ↔ suspended; rejected is final. Only approved affiliates earn and have working links',
     examples: ['approved'],
   },
 );

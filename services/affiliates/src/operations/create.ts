@@ -9,6 +9,7 @@ import type { AffiliatesDeps } from '../deps.ts';
 import { presentAffiliate } from '../present.ts';
 import { findAffiliate, findAffiliateIdByEmail, insertAffiliate, slugTaken } from '../queries/affiliates.ts';
 import type { Queryable } from '@platform/shared/db';
+import type { Affiliate, AffiliateStatus } from '@platform/shared/schemas/affiliates';
 
 export const createAffiliateOperation = (deps: AffiliatesDeps) =>
   defineOperation(api.createAffiliate, async (ctx, { body }) => {
@@ -21,20 +22,14 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
             if (!parentId)
               throw invalidInput('parent_email', 'must be the e-mail of an existing affiliate of this merchant');
           }
-          const id = newId('aff');
-          await insertAffiliate(tx, {
-            id,
-            merchantId: ctx.merchantId,
-            slug: body.slug ?? (await generateSlug(tx, ctx.merchantId, body.email)),
+          return insertNewAffiliate(tx, deps, ctx.merchantId, {
             email: body.email,
-            displayName: body.display_name ?? displayNameFrom(body.email),
+            slug: body.slug,
+            displayName: body.display_name,
             status: body.status ?? 'approved',
             parentId,
             customCommissionRate: body.custom_commission_rate ?? null,
           });
-          const created = presentAffiliate((await findAffiliate(tx, ctx.merchantId, id))!, deps.publicBaseUrl);
-          await enqueueEvents(tx, [{ merchantId: ctx.merchantId, type: 'affiliate.created', data: created }]);
-          return created;
         });
         outboxCommitted(ctx.sql);
         ctx.log.info('affiliate created', { affiliate_id: affiliate.id });
@@ -52,6 +47,40 @@ export const createAffiliateOperation = (deps: AffiliatesDeps) =>
       }
     }
   });
+
+/**
+ * Inserts an affiliate and its `affiliate.created` event in the caller's transaction: the one path by which an
+ * affiliate is made, for the API's create and the programme page's applications (apply.ts) alike. A unique
+ * violation (e-mail, or a slug lost to a concurrent create) is the caller's to handle.
+ */
+export async function insertNewAffiliate(
+  tx: Queryable,
+  deps: AffiliatesDeps,
+  merchantId: string,
+  a: {
+    email: string;
+    slug: string | undefined;
+    displayName: string | undefined;
+    status: AffiliateStatus;
+    parentId: string | null;
+    customCommissionRate: number | null;
+  },
+): Promise<Affiliate> {
+  const id = newId('aff');
+  await insertAffiliate(tx, {
+    id,
+    merchantId,
+    slug: a.slug ?? (await generateSlug(tx, merchantId, a.email)),
+    email: a.email,
+    displayName: a.displayName ?? displayNameFrom(a.email),
+    status: a.status,
+    parentId: a.parentId,
+    customCommissionRate: a.customCommissionRate,
+  });
+  const created = presentAffiliate((await findAffiliate(tx, merchantId, id))!, deps.publicBaseUrl);
+  await enqueueEvents(tx, [{ merchantId, type: 'affiliate.created', data: created }]);
+  return created;
+}
 
 const conflict = (path: string, message: string, options?: ErrorOptions) =>
   new ApiError('CONFLICT', message, [{ path, message: 'is already taken' }], options);

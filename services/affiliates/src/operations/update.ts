@@ -5,13 +5,19 @@ import { defineOperation } from '@platform/shared/operation';
 import { enqueueEvents, outboxCommitted } from '@platform/shared/outbox';
 import type { AffiliateStatus } from '@platform/shared/schemas/affiliates';
 import type { AffiliatesDeps } from '../deps.ts';
+import { mailApplicationApproved, mailApplicationRejected } from '../application-mails.ts';
 import { presentAffiliate } from '../present.ts';
 import { findAffiliate, tierExists, updateAffiliate } from '../queries/affiliates.ts';
 
-/** The status moves of the product: anything else is refused. Staying put is allowed and changes nothing. */
+/**
+ * The status moves of the product: anything else is refused. Staying put is allowed and changes nothing. An
+ * application (pending) is approved or rejected; a rejected affiliate never earns and its links do not track, and
+ * rejection is final (a new application needs a new address, or the merchant's own POST).
+ */
 const MOVES: Record<AffiliateStatus, AffiliateStatus[]> = {
-  pending: ['approved', 'suspended'],
+  pending: ['approved', 'rejected', 'suspended'],
   approved: ['suspended'],
+  rejected: [],
   suspended: ['approved'],
 };
 
@@ -37,6 +43,11 @@ export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
       if (moving && (after.status === 'approved' || after.status === 'suspended')) {
         await enqueueEvents(tx, [{ merchantId: ctx.merchantId, type: `affiliate.${after.status}`, data: after }]);
       }
+      // The applicant hears the decision in the same transaction (docs/PORTAL.md). The contract's twelve webhook
+      // events have no affiliate.rejected, so a rejection is a mail only.
+      if (moving && current.status === 'pending' && after.status === 'approved')
+        await mailApplicationApproved(tx, deps, ctx.merchantId, after);
+      if (moving && after.status === 'rejected') await mailApplicationRejected(tx, deps, ctx.merchantId, after);
       return after;
     });
     outboxCommitted(ctx.sql);

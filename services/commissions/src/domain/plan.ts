@@ -110,8 +110,8 @@ export function planConversion(
 ): Plan | ProcessOutcome {
   if (context.processedBefore) return { kind: 'duplicate' };
   const affiliate = context.affiliate;
-  // Suspended affiliates earn nothing, and their conversions do not count toward tiers.
-  if (!affiliate || affiliate.status === 'suspended') return NOTHING;
+  // Suspended (and rejected) affiliates earn nothing, and their conversions do not count toward tiers.
+  if (!affiliate || affiliate.status === 'suspended' || affiliate.status === 'rejected') return NOTHING;
   const d = envelope.data;
   const hits = fraudHits(affiliate, context, d.visit?.id ?? null, settings);
   const flagged = hits.length > 0;
@@ -126,7 +126,7 @@ export function planConversion(
   // A suspended ancestor earns nothing, but the levels above it still count from the event's affiliate.
   const earners = new Map<number, string>([[0, affiliate.id]]);
   for (const a of context.ancestors) {
-    if (a.status !== 'suspended') earners.set(a.level, a.id);
+    if (a.status !== 'suspended' && a.status !== 'rejected') earners.set(a.level, a.id);
   }
   const lines: Plan['lines'] = [];
   for (const line of commissionLines) {

@@ -19,7 +19,7 @@ import { balanceRoutes } from './routes-balance.ts';
 import { billingRoutes } from './routes-billing.ts';
 import { keyRoutes } from './routes-keys.ts';
 import { overviewRoutes } from './routes-overview.ts';
-import { programmeRoutes } from './routes-programme.ts';
+import { programmePageRoutes, programmeRoutes } from './routes-programme.ts';
 import { sessionRoutes } from './routes-session.ts';
 import { signupRoutes } from './routes-signup.ts';
 import { accountRoutes } from './routes-account.ts';
@@ -72,6 +72,7 @@ function dashboardRoutes(
     ...keyRoutes,
     ...webhookRoutes(limiter, passwords, config),
     ...programmeRoutes,
+    ...programmePageRoutes(config),
     ...teamRoutes(passwords),
     ...invitationRoutes(passwords, config),
     ...auditRoutes,

@@ -14,6 +14,7 @@ import {
 } from './balance-schemas.ts';
 import { spec, type DashboardSpec } from './define.ts';
 import { passwordResetSpecs } from './password-reset-specs.ts';
+import { programmePageSpecs } from './programme-page-specs.ts';
 import { signupSpecs } from './signup-specs.ts';
 import { billingSpecs } from './billing-specs.ts';
 import { invitationSpecs } from './invitations-specs.ts';
@@ -232,6 +233,8 @@ export const dashboardSpecs = {
     body: CreateTierBody,
     success: { status: 201, schema: Tier, description: 'the tier' },
   }),
+  // Settings › Programme page and the applications (routes-programme.ts).
+  ...programmePageSpecs,
   // Settings › Team: the merchant's dashboard users and their roles (routes-team.ts).
   listUsers: spec({
     operationId: 'listUsers',
