@@ -1,7 +1,11 @@
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
 import { newId } from '@platform/shared/ids';
-import { CREATED_PAYOUTS_MAX, PAYOUT_COMMISSION_IDS_MAX } from '@platform/shared/schemas/payouts';
+import {
+  CREATED_PAYOUTS_MAX,
+  PAYOUT_ADJUSTMENTS_MAX,
+  PAYOUT_COMMISSION_IDS_MAX,
+} from '@platform/shared/schemas/payouts';
 import { awaitProcessed, conversion, recordConversions, startCommissions, testClock } from '../helpers/commissions.ts';
 import { affiliate, payoutMerchant, payoutWebhooks } from '../helpers/payouts.ts';
 import { eventually, startPlatform } from '../helpers/platform.ts';
@@ -260,4 +264,32 @@ t.test("a commission refunded after its payout was paid: the payout's list shows
   ]);
   const again = await m.client.get(`/api/v1/payouts/${payout.id}`);
   t.equal(again.body.commission_count, COUNT, 'the paid payout keeps its history');
+});
+
+t.test('a payout deducting many clawbacks lists the first adjustments and counts them all', async (t) => {
+  // Clawbacks of 59 more of Ana's paid commissions (one is already clawed back above), 0.01 each, as refunds after
+  // the paid payout leave them: the next payout deducts all 60.
+  const clawed = [...ids].sort().reverse().slice(1, 60);
+  await platform.sql`update commissions set status = 'voided', void_reason = 'refund', voided_at = now()
+                     where merchant_id = ${m.id} and id = any(${clawed})`;
+  await platform.sql`
+    insert into payout_clawbacks (merchant_id, commission_id, affiliate_id, payout_id, amount, currency, created_at)
+    select ${m.id}, c.id, ${ana.id}, ${payout.id}, 0.01, 'USD', now() - (c.n || ' seconds')::interval
+    from unnest(${clawed}::text[]) with ordinality as c(id, n)`;
+  const [owed] = await platform.sql<{ n: number; sum: string }[]>`
+    select count(*)::int as n, sum(amount)::text as sum from payout_clawbacks where merchant_id = ${m.id}`;
+  const fresh = await insertApproved(ana.id, 100);
+  const created = await m.client.post('/api/v1/payouts', { affiliate_ids: [ana.id] });
+  t.equal(created.status, 201);
+  const next = created.body.data[0];
+  t.equal(next.adjustment_count, owed!.n, `every clawback deducted (${owed!.n})`);
+  t.equal(next.adjustments.length, PAYOUT_ADJUSTMENTS_MAX, 'the answer lists the first ones only');
+  t.equal(next.adjustments_amount.toFixed(4), (-Number(owed!.sum)).toFixed(4), 'their sum counts them all');
+  t.equal(
+    next.amount.toFixed(2),
+    (fresh.cents / 100 + next.adjustments_amount).toFixed(2),
+    "amount is the commissions' sum plus adjustments_amount",
+  );
+  const fetched = await m.client.get(`/api/v1/payouts/${next.id}`);
+  t.same(fetched.body, next, 'a GET answers the same bounded payout');
 });

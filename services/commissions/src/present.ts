@@ -80,6 +80,8 @@ export function presentPayout(row: PayoutRow): Payout {
       commission_id: a.commission_id,
       amount: -Number(a.amount),
     })),
+    adjustment_count: row.adjustment_count,
+    adjustments_amount: -Number(row.adjustments_amount),
   };
 }
 

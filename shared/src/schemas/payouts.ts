@@ -9,6 +9,8 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
  * merchant's data never travels whole in one message. listPayoutCommissions pages through all of them.
  */
 export const PAYOUT_COMMISSION_IDS_MAX = 50;
+/** How many of a payout's adjustments its answers and webhooks list, oldest first: the rest are counted. */
+export const PAYOUT_ADJUSTMENTS_MAX = 50;
 
 /** Why a payout may not be sent yet. */
 export type HeldReason = 'tax_form_required';
@@ -92,8 +94,17 @@ export const Payout = Type.Object(
         },
         { additionalProperties: false },
       ),
-      { description: 'what it deducts from its commissions, oldest first; amount is their sum plus these' },
+      {
+        description: `what it deducts from its commissions, oldest first: at most the first ${PAYOUT_ADJUSTMENTS_MAX} (adjustment_count counts them all, adjustments_amount sums them all); amount is its commissions' sum plus adjustments_amount`,
+        maxItems: PAYOUT_ADJUSTMENTS_MAX,
+      },
     ),
+    adjustment_count: Type.Integer({ minimum: 0, description: 'how many adjustments it has', examples: [1] }),
+    adjustments_amount: Type.Number({
+      maximum: 0,
+      description: 'the sum of all its adjustments (zero or negative), listed or not',
+      examples: [-12.5],
+    }),
   },
   { additionalProperties: false, $id: 'Payout' },
 );

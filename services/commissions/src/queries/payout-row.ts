@@ -22,6 +22,9 @@ export interface PayoutRow {
   failure_reason: string | null;
   held_reason: HeldReason | null;
   exported_at: Date | null;
-  /** The clawbacks it deducts, oldest first. */
+  /** The first PAYOUT_ADJUSTMENTS_MAX clawbacks it deducts, oldest first. */
   adjustments: { commission_id: string; amount: string }[];
+  adjustment_count: number;
+  /** The sum of all of them, positive (what is deducted). */
+  adjustments_amount: string;
 }

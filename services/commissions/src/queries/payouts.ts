@@ -1,6 +1,11 @@
 import type { Queryable } from '@platform/shared/db';
 import { enqueueEvents } from '@platform/shared/outbox';
-import { PAYOUT_COMMISSION_IDS_MAX, type HeldReason, type PayoutStatus } from '@platform/shared/schemas/payouts';
+import {
+  PAYOUT_ADJUSTMENTS_MAX,
+  PAYOUT_COMMISSION_IDS_MAX,
+  type HeldReason,
+  type PayoutStatus,
+} from '@platform/shared/schemas/payouts';
 import { unnestColumns } from '@platform/shared/unnest';
 import type { PayableCommission, PayoutGroup } from '../domain/payouts.ts';
 import { commissionEventData } from '../present.ts';
@@ -21,9 +26,16 @@ const columns = (sql: Queryable) => sql`
    where pc.merchant_id = p.merchant_id and pc.payout_id = p.id) as commission_count,
   p.period_start, p.period_end, p.created_at, p.sent_at, p.paid_at, p.failed_at, p.failure_reason, p.held_reason,
   p.exported_at,
-  coalesce((select json_agg(json_build_object('commission_id', a.commission_id, 'amount', a.amount::text)
-                            order by a.created_at, a.commission_id)
-            from payout_adjustments a where a.merchant_id = p.merchant_id and a.payout_id = p.id), '[]') as adjustments`;
+  coalesce((select json_agg(json_build_object('commission_id', f.commission_id, 'amount', f.amount::text)
+                            order by f.created_at, f.commission_id)
+            from (select a.commission_id, a.amount, a.created_at from payout_adjustments a
+                  where a.merchant_id = p.merchant_id and a.payout_id = p.id
+                  order by a.created_at, a.commission_id
+                  limit ${sql.unsafe(String(PAYOUT_ADJUSTMENTS_MAX))}) f), '[]') as adjustments,
+  (select count(*)::int from payout_adjustments a
+   where a.merchant_id = p.merchant_id and a.payout_id = p.id) as adjustment_count,
+  (select coalesce(sum(a.amount), 0)::text from payout_adjustments a
+   where a.merchant_id = p.merchant_id and a.payout_id = p.id) as adjustments_amount`;
 
 /**
  * Serialises payout creation per merchant until the transaction ends (the API and the monthly schedule alike), so
@@ -346,7 +358,10 @@ export async function releaseHoldsWithValidForms(sql: Queryable, merchantId?: st
 /** The most rows one export holds: a PayPal Payouts batch file takes up to 5,000. */
 const EXPORT_MAX_ROWS = 5000;
 
-export type ExportablePayout = Omit<PayoutRow, 'commission_ids' | 'adjustments'> & { display_name: string };
+export type ExportablePayout = Omit<
+  PayoutRow,
+  'commission_ids' | 'adjustments' | 'adjustment_count' | 'adjustments_amount'
+> & { display_name: string };
 
 /**
  * Pending payouts (held ones excepted: they cannot be sent), oldest first, with the affiliate's name, locked until
