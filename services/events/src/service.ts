@@ -60,7 +60,7 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
     workers: ({ nc, sql, log: serviceLog, registry }) => [
       serveTracking({ nc, sql, prefix: config.NATS_PREFIX, log: serviceLog, registry, ipHashKey: deps.ipHashKey }),
       startVisitPurge({ sql, log: serviceLog, retentionDays: config.VISIT_RETENTION_DAYS }),
-      startAnalyticsDrain({ sql, log: serviceLog, intervalMs: ANALYTICS_DRAIN_INTERVAL_MS }),
+      startAnalyticsDrain({ sql, log: serviceLog, intervalMs: ANALYTICS_DRAIN_INTERVAL_MS, registry }),
       // Conversion events are kept (no retention): only their months ahead are made.
       startPartitionMaintenance({ sql, log: serviceLog, tables: [{ spec: conversionEventPartitions }] }),
       { stop: () => attributionSql.end({ timeout: 5 }) },
