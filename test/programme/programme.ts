@@ -13,9 +13,10 @@ import { registerEndpoint } from '../helpers/webhooks.ts';
  * The programme page's tests: the platform with a dispatcher (webhooks, and mails into the development mailbox),
  * trusting X-Forwarded-For from loopback so that one test process can be many applicants' addresses.
  */
-export async function startProgrammePlatform(t: TestLike) {
+export async function startProgrammePlatform(t: TestLike, opts: { analytics?: boolean } = {}) {
   const { platform } = await startDashboardPlatform(t, {
-    services: ['dispatcher'],
+    // The dashboard's Overview reads the analytics (events, commissions): the browser test signs in to it.
+    services: opts.analytics ? ['events', 'commissions', 'dispatcher'] : ['dispatcher'],
     env: { TRUST_PROXY: 'loopback' },
   });
   return platform;

@@ -11,9 +11,11 @@ type Affiliate = Schemas['Affiliate'];
 const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: string }[]> = {
   pending: [
     { to: 'approved', label: 'Approve' },
+    { to: 'rejected', label: 'Reject' },
     { to: 'suspended', label: 'Suspend' },
   ],
   approved: [{ to: 'suspended', label: 'Suspend' }],
+  rejected: [],
   suspended: [{ to: 'approved', label: 'Approve' }],
 };
 

@@ -1,12 +1,16 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
 import { useForm, useList } from '../hooks.ts';
+import { Applications } from './applications.tsx';
 import { navigate } from '../router.ts';
 import { ErrorText, Field, formatTime, Link, Page, PagedTable, Status, StatusSelect } from '../ui.tsx';
 
-type StatusFilter = '' | 'pending' | 'approved' | 'suspended';
+type StatusFilter = '' | 'pending' | 'approved' | 'rejected' | 'suspended';
 
-/** Affiliates: the list (status filter, search by e-mail, cursor pages) and a form to add one under a parent. */
+/**
+ * Affiliates: the applications waiting for a decision, the list (status filter, search by e-mail, cursor pages) and
+ * a form to add one under a parent.
+ */
 export function AffiliatesPage() {
   const [status, setStatus] = useState<StatusFilter>('');
   const [email, setEmail] = useState('');
@@ -29,6 +33,7 @@ export function AffiliatesPage() {
   );
   return (
     <Page title="Affiliates">
+      <Applications />
       <CreateAffiliate />
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">All affiliates</h2>
@@ -40,7 +45,11 @@ export function AffiliatesPage() {
             setSearch(email.trim());
           }}
         >
-          <StatusSelect value={status} options={['pending', 'approved', 'suspended'] as const} onChange={setStatus} />
+          <StatusSelect
+            value={status}
+            options={['pending', 'approved', 'rejected', 'suspended'] as const}
+            onChange={setStatus}
+          />
           <Field label="E-mail">
             <input
               type="email"

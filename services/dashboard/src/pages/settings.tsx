@@ -5,6 +5,7 @@ import { Empty, ErrorText, Field, Link, Loaded, Page } from '../ui.tsx';
 import { Account } from './settings-account.tsx';
 import { AuditLog } from './settings-audit.tsx';
 import { AllCoupons, Tiers, Users } from './settings-lists.tsx';
+import { ProgrammePageSettings } from './settings-programme-page.tsx';
 import { Invitations } from './settings-team.tsx';
 
 type Settings = DashboardSchema['DashboardSettings'];
@@ -44,6 +45,7 @@ export function SettingsPage(props: { session: Session }) {
         )}
       </Loaded>
       {saved ? <p role="status">Settings saved.</p> : null}
+      <ProgrammePageSettings />
       <Tiers />
       <AllCoupons />
       <Users session={props.session} />
