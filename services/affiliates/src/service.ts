@@ -4,6 +4,7 @@ import type { Logger } from '@platform/shared/log';
 import { startService, type ServiceRuntime } from '@platform/shared/service';
 import type { AffiliatesConfig } from './config.ts';
 import type { AffiliatesDeps } from './deps.ts';
+import { applyToProgrammeOperation } from './operations/apply.ts';
 import { createAffiliateOperation } from './operations/create.ts';
 import { getAffiliateOperation } from './operations/get.ts';
 import { listAffiliatesOperation } from './operations/list.ts';
@@ -16,6 +17,7 @@ import { listTaxFormsOperation } from './operations/list-tax-forms.ts';
 import { openOnboardingOperation } from './operations/open-onboarding.ts';
 import { putPayoutDetailsOperation } from './operations/put-payout-details.ts';
 import { submitOnboardingOperation } from './operations/submit-onboarding.ts';
+import { createPortalSessionOperation } from './operations/create-portal-session.ts';
 import { startVaultPurge } from './purge-vault.ts';
 
 export async function startAffiliatesService(config: AffiliatesConfig, log?: Logger): Promise<ServiceRuntime> {
@@ -41,6 +43,8 @@ export async function startAffiliatesService(config: AffiliatesConfig, log?: Log
       createOnboardingLinkOperation(deps),
       openOnboardingOperation(),
       submitOnboardingOperation(deps),
+      applyToProgrammeOperation(deps),
+      createPortalSessionOperation(deps),
     ],
     workers: ({ sql, log: serviceLog }) => [
       startVaultPurge({ sql, log: serviceLog, retentionDays: config.VAULT_SUPERSEDED_RETENTION_DAYS }),

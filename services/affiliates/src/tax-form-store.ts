@@ -109,6 +109,9 @@ interface PayoutDetailsOrigin {
 /** The origin of an API operation's change: the gateway's key id is a dashboard user's for the dashboard's calls. */
 export function apiOrigin(keyId: string): PayoutDetailsOrigin {
   if (isId('usr', keyId)) return { source: 'dashboard', actorId: keyId };
+  // The affiliate portal asks as the affiliate itself (gateway portal/calls.ts), through a fresh e-mailed link: as on
+  // the onboarding page, the affiliate made the change.
+  if (isId('aff', keyId)) return { source: 'onboarding_link', actorId: keyId };
   return { source: 'api', actorId: isId('key', keyId) ? keyId : null };
 }
 

@@ -7,6 +7,7 @@ import {
   ListAffiliatesQuery,
   UpdateAffiliateBody,
 } from '../schemas/affiliates.ts';
+import { CreatePortalSessionBody, PortalSession } from '../schemas/portal-sessions.ts';
 
 export const affiliatesApi = {
   listAffiliates: operation({
@@ -57,5 +58,19 @@ export const affiliatesApi = {
     params: AffiliateIdParams,
     body: UpdateAffiliateBody,
     success: [{ status: 200, schema: Affiliate, description: 'the updated affiliate' }],
+  }),
+  createPortalSession: operation({
+    service: 'affiliates',
+    name: 'portal_sessions_create',
+    operationId: 'createPortalSession',
+    method: 'post',
+    path: '/api/v1/affiliates/{affiliate_id}/portal_sessions',
+    scope: 'write',
+    tag: 'Affiliates',
+    summary:
+      'A single-use URL (5 minutes) that signs an approved affiliate into the affiliate portal, to embed in your app',
+    params: AffiliateIdParams,
+    body: CreatePortalSessionBody,
+    success: [{ status: 201, schema: PortalSession, description: 'the URL to open, once' }],
   }),
 } as const;

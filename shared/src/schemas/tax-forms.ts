@@ -307,13 +307,14 @@ export const PayoutDetailsChange = Type.Object(
     source: Type.Union(
       PAYOUT_DETAILS_SOURCES.map((s) => Type.Literal(s)),
       {
-        description: 'api: a key; dashboard: a dashboard user; onboarding_link: the affiliate, on the onboarding page',
+        description:
+          'api: a key; dashboard: a dashboard user; onboarding_link: the affiliate, on the onboarding page or in the affiliate portal (actor_id its own id)',
         examples: ['onboarding_link'],
       },
     ),
     actor_id: Type.Union([Type.String(), Type.Null()], {
       description:
-        'the API key (key_…), dashboard user (usr_…) or onboarding link (obl_…) that made it; null if unknown',
+        'the API key (key_…), dashboard user (usr_…), onboarding link (obl_…) or, in the portal, affiliate (aff_…) that made it; null if unknown',
       examples: ['obl_01jd3t6m0s2e4w5x6y7z8a9b0c'],
     }),
     before: Type.Union([MaskedDetailsValue, Type.Null()], { description: 'masked; null when none were set' }),

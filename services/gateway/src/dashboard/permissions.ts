@@ -42,6 +42,7 @@ export const API_PERMISSIONS: Record<keyof typeof api, Permission> = {
   getAffiliate: 'read',
   createAffiliate: 'programme',
   updateAffiliate: 'programme',
+  createPortalSession: 'programme',
   listCommissions: 'read',
   getCommission: 'read',
   updateCommission: 'programme',

@@ -1,0 +1,34 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Timestamp } from './common.ts';
+
+/** POST /api/v1/affiliates/{affiliate_id}/portal_sessions: a merchant signs its affiliate into the portal it embeds. */
+export const CreatePortalSessionBody = Type.Object(
+  {
+    return_url: Type.Optional(
+      Type.String({
+        format: 'uri',
+        maxLength: 2048,
+        description:
+          "where the portal's Back link goes: a URL on one of the origins the merchant allows to frame the portal (Settings → Programme)",
+        examples: ['https://app.example.com/partners'],
+      }),
+    ),
+  },
+  { additionalProperties: false, $id: 'CreatePortalSession' },
+);
+export type CreatePortalSessionBody = Static<typeof CreatePortalSessionBody>;
+
+export const PortalSession = Type.Object(
+  {
+    object: Type.Literal('portal_session'),
+    url: Type.String({
+      format: 'uri',
+      description:
+        "opens the affiliate portal signed in as this affiliate, for this programme only; works once, e.g. as an iframe's src",
+      examples: ['https://affiliates.example.com/portal/link/2c1Zt0c8pQ…'],
+    }),
+    expires_at: Timestamp('5 minutes after creation: open it at once'),
+  },
+  { additionalProperties: false, $id: 'PortalSession' },
+);
+export type PortalSession = Static<typeof PortalSession>;
