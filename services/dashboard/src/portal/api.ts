@@ -57,6 +57,8 @@ export interface Payout {
 export interface Paged<T> {
   data: T[];
   has_more: boolean;
+  /** The cursor to pass as `starting_after` for the next page, where the answer gives one. */
+  next_cursor?: string | null;
 }
 
 export interface TaxFormSummary {
@@ -125,5 +127,7 @@ export async function portal<T>(method: string, path: string, body?: unknown): P
 export async function portalPage<T extends { id: string }>(path: string, cursor: string | undefined) {
   const query = new URLSearchParams({ limit: '25', ...(cursor ? { starting_after: cursor } : {}) });
   const page = await portal<Paged<T>>('GET', `${path}?${query}`);
-  return { data: page.data, next_cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null };
+  // The next page starts after the cursor the answer gives, or else after the last row's id (the contract's words).
+  const next = page.next_cursor ?? page.data.at(-1)?.id ?? null;
+  return { data: page.data, next_cursor: page.has_more ? next : null };
 }

@@ -1,0 +1,73 @@
+import type { Page } from 'playwright-core';
+import { startCommissions } from '../helpers/commissions.ts';
+import { dashboardMerchant, startDashboardPlatform } from '../helpers/dashboard.ts';
+import { waitForMails } from '../helpers/invitations.ts';
+import type { TestLike } from '../helpers/platform.ts';
+import { createAffiliate, setSettings } from '../events/setup.ts';
+
+/**
+ * The portal pages' browser tests: the platform with the events service (clicks, conversions), the commissions
+ * service (its handle kept, to approve held commissions) and the mail dispatcher (the development mailbox), a merchant
+ * paying a tenth of each sale with no hold, and the affiliate's sign-in through the mailed link.
+ */
+export async function startPortalPlatform(t: TestLike) {
+  const { platform } = await startDashboardPlatform(t, { services: ['events', 'dispatcher'] });
+  const { service } = await startCommissions(t, platform);
+  return { platform, commissions: service };
+}
+
+export async function portalMerchant(platform: Awaited<ReturnType<typeof startPortalPlatform>>['platform']) {
+  const m = await dashboardMerchant(platform);
+  await setSettings(platform.sql, m.id, {
+    default_rate: 0.1,
+    hold_days: 0,
+    currency: 'USD',
+    landing_url: 'https://shop.example.com/',
+  });
+  return m;
+}
+
+/** An approved affiliate of the merchant `client` answers for. */
+export async function approvedAffiliate(
+  client: Parameters<typeof createAffiliate>[0],
+  email: string,
+  extra: Record<string, unknown> = {},
+) {
+  const a = await createAffiliate(client, email, extra);
+  const got = await client.get(`/api/v1/affiliates/${a.id}`);
+  if (got.body.status !== 'approved') {
+    const res = await client.patch(`/api/v1/affiliates/${a.id}`, { status: 'approved' });
+    if (res.status !== 200) throw new Error(`approving ${email}: ${res.status} ${res.text}`);
+  }
+  return a;
+}
+
+/** The path (and query) of the newest mail's link to `to` whose subject fits, once `count` mails have come. */
+export async function mailedLink(baseUrl: string, to: string, subject: RegExp, count = 1): Promise<string> {
+  const mails = (await waitForMails(baseUrl, to, count)).filter((m) => subject.test(m.subject));
+  const link = mails[0]?.links.find((l) => new URL(l).pathname.startsWith('/portal/link/'));
+  if (!link) throw new Error(`no portal link mailed to ${to} (${subject})`);
+  // The link is on PUBLIC_BASE_URL; this gateway listens on a port of its own.
+  const url = new URL(link);
+  return url.pathname + url.search;
+}
+
+/** Signs in as `email` through the sign-in page and the mailed link; waits for Home. */
+export async function signInPortal(page: Page, baseUrl: string, email: string, mailsBefore = 0): Promise<void> {
+  await page.goto(`${baseUrl}/portal/sign-in`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Check your e-mail' }).waitFor();
+  const link = await mailedLink(baseUrl, email, /sign-in link/, mailsBefore + 1);
+  await page.goto(`${baseUrl}${link}`);
+  await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
+}
+
+/** Waits until no section of the page says it is loading. */
+export async function loaded(page: Page): Promise<void> {
+  const loading = page.getByRole('status').filter({ hasText: /^Loading/ });
+  for (let waited = 0; (await loading.count()) > 0; waited += 100) {
+    if (waited > 15_000) throw new Error('still loading after 15 s');
+    await page.waitForTimeout(100);
+  }
+}
