@@ -107,11 +107,13 @@ t.test('every operation of the catalogue is documented, and nothing else', async
     'options /t/visit',
   ];
   const onboardingPage = ['get /onboarding/{token}', 'post /onboarding/{token}'];
+  const programmePage = ['get /p/{slug}', 'post /p/{slug}'];
   const expected = [
     ...operations.map((o) => `${o.method} ${o.path}`),
     'get /api/v1/openapi',
     ...tracking,
     ...onboardingPage,
+    ...programmePage,
   ];
   t.same(documented.sort(), expected.sort());
   const ids = documented.map((d) => doc['paths'][d.split(' ')[1]!][d.split(' ')[0]!]['operationId']);

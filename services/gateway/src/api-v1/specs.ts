@@ -4,6 +4,7 @@ import { ErrorEnvelopeSchema } from '@platform/shared/errors';
 import { webhookEnvelope } from '@platform/shared/schemas/events';
 import type { Json, ParameterSpec, ResponseSpec, RouteSpec, SurfaceSpec, WebhookSpec } from '../openapi/spec.ts';
 import { onboardingPageSpecs } from '../onboarding/specs.ts';
+import { programmePageSpecs } from '../programme/specs.ts';
 import { trackingSpecs } from '../tracking-specs.ts';
 
 /**
@@ -181,8 +182,14 @@ export function apiV1Surface(serverUrl = 'http://localhost:8080'): SurfaceSpec {
         'Every request carries `Authorization: Bearer svc_…`; keys are tenant-scoped and need the Growth plan or higher.',
     },
     servers: [{ url: serverUrl, description: 'the platform gateway (PUBLIC_BASE_URL)' }],
-    tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Onboarding page', 'Meta'],
-    routes: [...operations.map(operationSpec), openApiSpec, ...trackingSpecs, ...onboardingPageSpecs],
+    tags: [...new Set(operations.map((o) => o.tag)), 'Tracking', 'Onboarding page', 'Programme page', 'Meta'],
+    routes: [
+      ...operations.map(operationSpec),
+      openApiSpec,
+      ...trackingSpecs,
+      ...onboardingPageSpecs,
+      ...programmePageSpecs,
+    ],
     webhooks: hooks,
     schemas: { WebhookEvent: union, Error: ErrorEnvelopeSchema },
     securitySchemes: {

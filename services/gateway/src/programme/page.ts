@@ -7,10 +7,12 @@ import type { GatewayConfig } from '../config.ts';
 import { reserveHourly } from '../dashboard/signup-limit.ts';
 import { forward } from '../forward.ts';
 import type { Requester } from '../requester.ts';
+import { toExpressPath } from '../openapi/express-path.ts';
 import { sendPage } from '../pages/shell.ts';
 import { checkApplication, readFields, type Fields } from './form.ts';
 import { messagePage, notFoundPage, programmePage, thanksPage } from './html.ts';
 import { findPublicProgramme } from './queries.ts';
+import { openProgrammePage, submitProgrammePage } from './specs.ts';
 
 /** Applications allowed per client address (any programme) and per e-mail domain (per programme) in an hour. */
 export const APPLY_LIMITS = { perIp: 10, perDomain: 30 };
@@ -43,7 +45,7 @@ export function createProgrammePage(deps: {
     sendPage(res, 503, messagePage('Try again', 'The service is temporarily unavailable. Try again in a moment.'));
   };
 
-  router.get('/p/:slug', async (req: Request, res: Response) => {
+  router.get(toExpressPath(openProgrammePage.path), async (req: Request, res: Response) => {
     res.locals['route'] = 'programme.open';
     const slug = req.params['slug'] as string;
     const programme = SLUG.test(slug) ? await findPublicProgramme(sql, slug) : undefined;
@@ -52,7 +54,7 @@ export function createProgrammePage(deps: {
     sendPage(res, 200, programmePage(programme, slug, ref ? { ref } : {}));
   });
 
-  router.post('/p/:slug', form, async (req: Request, res: Response) => {
+  router.post(toExpressPath(submitProgrammePage.path), form, async (req: Request, res: Response) => {
     res.locals['route'] = 'programme.apply';
     const slug = req.params['slug'] as string;
     const programme = SLUG.test(slug) ? await findPublicProgramme(sql, slug) : undefined;
