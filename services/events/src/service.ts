@@ -17,7 +17,9 @@ import { listCouponsOperation } from './operations/list-coupons.ts';
 import { recordEventOperation } from './operations/record-event.ts';
 import { startVisitPurge } from './purge-visits.ts';
 import { startAnalyticsDrain } from './analytics-drain.ts';
+import { startPartitionIndexes } from './partition-indexes.ts';
 import { conversionEventPartitions } from './queries/conversion-events.ts';
+import { visitPartitions } from './queries/visits.ts';
 import { createEventRecorder, EVENT_BATCH_INTERVAL_MS, RECORDING_SLOTS } from './recording.ts';
 import { serveTracking } from './serve-tracking.ts';
 
@@ -63,6 +65,8 @@ export async function startEventsService(config: EventsConfig, log?: Logger): Pr
       startAnalyticsDrain({ sql, log: serviceLog, intervalMs: ANALYTICS_DRAIN_INTERVAL_MS, registry }),
       // Conversion events are kept (no retention): only their months ahead are made.
       startPartitionMaintenance({ sql, log: serviceLog, tables: [{ spec: conversionEventPartitions }] }),
+      // Months made by a replica of an earlier version get the indexes it did not know.
+      startPartitionIndexes({ sql, log: serviceLog, tables: [visitPartitions, conversionEventPartitions] }),
       { stop: () => attributionSql.end({ timeout: 5 }) },
     ],
     log,

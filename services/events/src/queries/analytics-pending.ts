@@ -81,7 +81,7 @@ async function moveOneByOne(
 }
 
 /** Takes the drain's lock for this transaction; false when another replica's drain holds it. */
-export async function drainLock(tx: Queryable): Promise<boolean> {
+async function drainLock(tx: Queryable): Promise<boolean> {
   const [lock] = await tx<{ taken: boolean }[]>`select pg_try_advisory_xact_lock(${DRAIN_LOCK}) as taken`;
   return lock!.taken;
 }
@@ -95,7 +95,7 @@ export async function drainLock(tx: Queryable): Promise<boolean> {
  * read from its own month) and that event's visit. A visit is looked for only within the year before the fact (the
  * longest attribution window), which bounds the partitions read; a visit purged by retention leaves them ''.
  */
-export async function moveFacts(tx: Queryable, which: postgres.PendingQuery<postgres.Row[]>): Promise<number> {
+async function moveFacts(tx: Queryable, which: postgres.PendingQuery<postgres.Row[]>): Promise<number> {
   const [row] = await tx<{ moved: number }[]>`
     with claimed as (
       delete from analytics_pending where id in (${which})
