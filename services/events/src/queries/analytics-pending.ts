@@ -27,8 +27,8 @@ const ONE_BY_ONE = 50;
  *
  * That one statement is the only work of a drain while every fact can be stored. When it fails with an error of the
  * data (a fact a rollup refuses: `isFactError`), the same facts are taken again one at a time, each under a savepoint
- * (analytics-set-aside.ts): the one refused is set aside with its error, the others are counted, and the drain goes
- * on for every merchant. `setAside` hears of each once its transaction has committed.
+ * (`moveOneByOne`): the one refused is set aside with its error (analytics-set-aside.ts), the others are counted, and
+ * the drain goes on for every merchant. `setAside` hears of each once its transaction has committed.
  */
 export async function drainAnalyticsPending(
   sql: Sql,
