@@ -1,23 +1,28 @@
 import type { Page } from 'playwright-core';
+import { loadEventsConfig } from '@platform/events/config';
+import { startEventsService } from '@platform/events/service';
 import { startCommissions } from '../helpers/commissions.ts';
-import { dashboardMerchant, startDashboardPlatform } from '../helpers/dashboard.ts';
-import { waitForMails } from '../helpers/invitations.ts';
-import type { TestLike } from '../helpers/platform.ts';
+import { captureLogger, startPlatform, type Platform, type TestLike } from '../helpers/platform.ts';
+import { startDispatcher } from '../helpers/webhooks.ts';
 import { createAffiliate, setSettings } from '../events/setup.ts';
 
 /**
  * The portal pages' browser tests: the platform with the events service (clicks, conversions), the commissions
  * service (its handle kept, to approve held commissions) and the mail dispatcher (the development mailbox), a merchant
- * paying a tenth of each sale with no hold, and the affiliate's sign-in through the mailed link.
+ * paying a tenth of each sale with no hold, and the affiliate's sign-in through the mailed link. Nothing here imports
+ * tap: bench/portal-pages.ts runs on it too.
  */
 export async function startPortalPlatform(t: TestLike) {
-  const { platform } = await startDashboardPlatform(t, { services: ['events', 'dispatcher'] });
+  const platform = await startPlatform(t, { env: { LOG_LEVEL: 'info' } });
+  const events = await startEventsService(loadEventsConfig({ ...platform.env }), captureLogger('events').log);
+  t.teardown(() => events.close());
+  await startDispatcher(t, platform);
   const { service } = await startCommissions(t, platform);
   return { platform, commissions: service };
 }
 
-export async function portalMerchant(platform: Awaited<ReturnType<typeof startPortalPlatform>>['platform']) {
-  const m = await dashboardMerchant(platform);
+export async function portalMerchant(platform: Platform) {
+  const m = await platform.merchant();
   await setSettings(platform.sql, m.id, {
     default_rate: 0.1,
     hold_days: 0,
@@ -40,6 +45,28 @@ export async function approvedAffiliate(
     if (res.status !== 200) throw new Error(`approving ${email}: ${res.status} ${res.text}`);
   }
   return a;
+}
+
+interface Mail {
+  to: string;
+  subject: string;
+  links: string[];
+}
+
+/** The development mailbox's mails to `to`, newest first (helpers/invitations.ts has the same, but imports tap). */
+export async function mailsTo(baseUrl: string, to: string): Promise<Mail[]> {
+  const { mails } = (await (await fetch(`${baseUrl}/dev/mailbox`)).json()) as { mails: Mail[] };
+  return mails.filter((m) => m.to.toLowerCase() === to.toLowerCase());
+}
+
+/** Waits until `to` has `count` mails (10 s at most); answers them, newest first. */
+async function waitForMails(baseUrl: string, to: string, count: number): Promise<Mail[]> {
+  for (let i = 0; i < 200; i++) {
+    const mails = await mailsTo(baseUrl, to);
+    if (mails.length >= count) return mails;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${count} mail(s) to ${to} in the development mailbox`);
 }
 
 /** The path (and query) of the newest mail's link to `to` whose subject fits, once `count` mails have come. */

@@ -3,12 +3,12 @@ import t from 'tap';
 import { rolledUp } from '../analytics/setup.ts';
 import { clickReferralLink, createCoupon } from '../events/setup.ts';
 import { openPage } from '../helpers/dashboard.ts';
-import { mailsTo } from '../helpers/invitations.ts';
 import { eventually } from '../helpers/platform.ts';
 import {
   approvedAffiliate,
   loaded,
   mailedLink,
+  mailsTo,
   portalMerchant,
   signInPortal,
   startPortalPlatform,

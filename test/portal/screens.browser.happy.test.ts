@@ -3,12 +3,12 @@ import { rolledUp } from '../analytics/setup.ts';
 import { createCoupon } from '../events/setup.ts';
 import { awaitProcessed, conversion, recordConversions } from '../helpers/commissions.ts';
 import { openPage, overflowingElements, seriousViolations } from '../helpers/dashboard.ts';
-import { mailsTo } from '../helpers/invitations.ts';
 import { eventually } from '../helpers/platform.ts';
 import {
   approvedAffiliate,
   loaded,
   mailedLink,
+  mailsTo,
   portalMerchant,
   signInPortal,
   startPortalPlatform,
