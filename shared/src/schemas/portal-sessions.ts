@@ -14,7 +14,11 @@ export const CreatePortalSessionBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, $id: 'CreatePortalSession' },
+  {
+    additionalProperties: false,
+    $id: 'CreatePortalSession',
+    examples: [{ return_url: 'https://app.example.com/partners' }],
+  },
 );
 export type CreatePortalSessionBody = Static<typeof CreatePortalSessionBody>;
 
@@ -25,10 +29,20 @@ export const PortalSession = Type.Object(
       format: 'uri',
       description:
         "opens the affiliate portal signed in as this affiliate, for this programme only; works once, e.g. as an iframe's src",
-      examples: ['https://affiliates.example.com/portal/link/2c1Zt0c8pQ…'],
+      examples: ['https://affiliates.example.com/portal/link/Hq3Zt0c8pQ2vN7xLm4RkWbYs9eJdA1uFo6iGtC5hKzE'],
     }),
     expires_at: Timestamp('5 minutes after creation: open it at once'),
   },
-  { additionalProperties: false, $id: 'PortalSession' },
+  {
+    additionalProperties: false,
+    $id: 'PortalSession',
+    examples: [
+      {
+        object: 'portal_session',
+        url: 'https://affiliates.example.com/portal/link/Hq3Zt0c8pQ2vN7xLm4RkWbYs9eJdA1uFo6iGtC5hKzE',
+        expires_at: '2026-11-27T10:05:00.000Z',
+      },
+    ],
+  },
 );
 export type PortalSession = Static<typeof PortalSession>;
