@@ -127,9 +127,12 @@ export const programmePageRoutes = (config: GatewayConfig) => {
         });
       } catch (err) {
         if (isUniqueViolation(err, 'programmes_slug_key'))
-          throw new ApiError('CONFLICT', 'This address is taken by another programme', [
-            { path: 'slug', message: 'is already taken' },
-          ]);
+          throw new ApiError(
+            'CONFLICT',
+            'This address is taken by another programme',
+            [{ path: 'slug', message: 'is already taken' }],
+            { cause: err },
+          );
         throw err;
       }
       ctx.log.info('programme page changed from the dashboard', {
