@@ -6,7 +6,7 @@ import { RPC_OUTCOME_HEADER, rpcSubject } from '@platform/shared/catalogue';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 import type { Msg } from '@nats-io/transport-node';
 import { expectError, expectInvalid } from '../helpers/errors.ts';
-import { captureLogger, sleep, startPlatform } from '../helpers/platform.ts';
+import { captureLogger, eventually, sleep, startPlatform } from '../helpers/platform.ts';
 
 // A request that finds its key's first request still running waits at most RPC_TIMEOUT_MS for it. Short, so that the
 // wait is quick to show, yet long enough for a real create on a loaded machine (at 1 s one sometimes answered 503).
@@ -60,6 +60,15 @@ t.test('an empty key, one over 255 characters, or one not printable ASCII is a c
 t.test('a key whose first request is still running (on another replica) is refused after the wait', async (t) => {
   const body = { email: 'running@example.com' };
   t.equal((await client.post('/api/v1/affiliates', body, withKey('running'))).status, 201);
+  // On a loaded machine the answer may go out before it is stored (the store outlived its deadline and goes on):
+  // the row is changed below only once the answer is in it, or the late store would undo the change.
+  await eventually(
+    async () =>
+      (await platform.sql`select 1 from idempotency_keys where key = 'running' and status is not null`).length > 0 ||
+      undefined,
+    10_000,
+    'the first answer stored',
+  );
   // The stored answer taken away again: the row is as it is while its first request runs elsewhere.
   await platform.sql`
     update idempotency_keys set status = null, headers = null, body = null, locked_until = now() + interval '1 hour'
