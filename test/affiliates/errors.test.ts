@@ -58,7 +58,7 @@ t.test('create: refused input', async (t) => {
   ]);
 
   invalid(t, await client.post('/api/v1/affiliates', { email: 'status@example.com', status: 'nope' }), [
-    { path: 'status', message: 'must be one of: "pending", "approved", "suspended"' },
+    { path: 'status', message: 'must be one of: "pending", "approved", "rejected", "suspended"' },
   ]);
 
   invalid(t, await client.post('/api/v1/affiliates', { email: 'typo@example.com', emial: 'typo@example.com' }), [
@@ -69,7 +69,7 @@ t.test('create: refused input', async (t) => {
   invalid(t, await client.post('/api/v1/affiliates', { slug: 'Bad Slug', status: 'nope' }), [
     { path: 'email', message: 'is required' },
     { path: 'slug', message: 'must match pattern "^[a-z0-9][a-z0-9-]{1,62}$"' },
-    { path: 'status', message: 'must be one of: "pending", "approved", "suspended"' },
+    { path: 'status', message: 'must be one of: "pending", "approved", "rejected", "suspended"' },
   ]);
 
   t.equal(await affiliateCount(), before, 'nothing was created');
@@ -182,8 +182,9 @@ t.test('create: generated slugs collide gracefully', async (t) => {
 });
 
 t.test('PATCH: status moves of decisions §5', async (t) => {
-  const allowed: [from: 'pending' | 'approved' | 'suspended', to: 'approved' | 'suspended'][] = [
+  const allowed: [from: 'pending' | 'approved' | 'suspended', to: 'approved' | 'rejected' | 'suspended'][] = [
     ['pending', 'approved'],
+    ['pending', 'rejected'],
     ['pending', 'suspended'],
     ['approved', 'suspended'],
     ['suspended', 'approved'],
@@ -221,7 +222,7 @@ t.test('PATCH: status moves of decisions §5', async (t) => {
 
   const id = await affiliate('approved');
   invalid(t, await client.patch(`/api/v1/affiliates/${id}`, { status: 'nope' }), [
-    { path: 'status', message: 'must be one of: "pending", "approved", "suspended"' },
+    { path: 'status', message: 'must be one of: "pending", "approved", "rejected", "suspended"' },
   ]);
 });
 

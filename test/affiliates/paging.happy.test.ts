@@ -176,7 +176,7 @@ t.test('limit: default 25, 1 to 100, never clamped', async (t) => {
     ['limit=2.5', 'limit', 'must be integer'],
     ['offset=25', 'offset', 'is not a known field'],
     ['page=2', 'page', 'is not a known field'],
-    ['status=nope', 'status', 'must be one of: "pending", "approved", "suspended"'],
+    ['status=nope', 'status', 'must be one of: "pending", "approved", "rejected", "suspended"'],
   ];
   for (const [query, path, message] of refused) {
     const res = await page(main.client, query);
