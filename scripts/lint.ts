@@ -56,6 +56,7 @@ const KNOWN_GAPS: Record<string, string[]> = {
     'has src/onboarding/',
     'has src/openapi/',
     'has src/pages/',
+    'has src/portal/',
     'has src/programme/',
     'has src/reference/',
     'has src/v1/',
