@@ -15,10 +15,11 @@ t.test('publish the page, apply in the browser, approve in the dashboard, get th
   await signInBrowser(merchant.page, base, m.email);
   await merchant.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
   await merchant.page.getByRole('heading', { level: 2, name: 'Programme page' }).waitFor();
+  await merchant.page.getByText('Choose an address to publish your programme page').waitFor();
   await merchant.page.getByLabel('Page address').fill('trailhead');
   await merchant.page.getByLabel('Description').fill('Gear for every trail.');
-  await merchant.page.getByRole('button', { name: 'Save programme page' }).click();
-  await merchant.page.getByText('Programme page saved.').waitFor();
+  await merchant.page.getByRole('button', { name: 'Save page' }).click();
+  await merchant.page.getByText('Programme page saved.').waitFor({ timeout: 20_000 });
   const pageUrl = await merchant.page.getByRole('link', { name: /\/p\/trailhead$/ }).textContent();
   t.match(pageUrl, /\/p\/trailhead$/);
   t.match(await merchant.page.getByRole('listitem').filter({ hasText: 'of every sale you refer' }).count(), 1);

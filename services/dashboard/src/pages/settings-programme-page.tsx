@@ -102,7 +102,7 @@ function PageForm(props: { page: ProgrammePage; onSaving: () => void; onSaved: (
         </Field>
         <div>
           <button type="submit" class="primary" disabled={form.pending}>
-            Save programme page
+            Save page
           </button>
         </div>
       </form>
