@@ -177,7 +177,12 @@ t.test('payout details change only through a fresh mailed link; the merchant see
 });
 
 t.test("a merchant's portal session URL signs the affiliate in once", async (t) => {
-  const made = await m.client.post(`/api/v1/affiliates/${ann.id}/portal_sessions`, {});
+  // The merchant's programme: its public slug (the recruit link's) and the origin its app frames the portal from.
+  await platform.sql`
+    insert into programmes (merchant_id, slug, frame_origins) values (${m.id}, 'annshop', '{https://app.shop.example}')`;
+  const made = await m.client.post(`/api/v1/affiliates/${ann.id}/portal_sessions`, {
+    return_url: 'https://app.shop.example/partners',
+  });
   t.equal(made.status, 201);
   t.equal(made.body.object, 'portal_session');
   const path = new URL(made.body.url as string).pathname;
@@ -187,6 +192,14 @@ t.test("a merchant's portal session URL signs the affiliate in once", async (t) 
   await loaded(page);
   t.match(await page.getByTestId('referral-link').textContent(), /ann/, "Ann's portal");
   t.equal(await page.getByLabel('Programme').count(), 0, 'no programme switcher when embedded');
+  t.equal(
+    await page.getByRole('link', { name: 'Back', exact: true }).getAttribute('href'),
+    'https://app.shop.example/partners',
+    'a Back link to the return URL',
+  );
+  await nav(page, 'Team');
+  await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor();
+  t.match(await page.getByTestId('recruit-link').textContent(), /\/p\/annshop\?ref=ann$/, 'the recruit link');
   const again = await openPage(t);
   await again.page.goto(`${base}${path}`);
   await again.page.getByRole('heading', { level: 1, name: 'This link has expired' }).waitFor();
