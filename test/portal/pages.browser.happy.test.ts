@@ -48,7 +48,10 @@ t.test('sign in by the mailed link; the pages show the click, the conversion and
   await loaded(page);
   const link = (await page.getByTestId('referral-link').textContent())!;
   t.match(link, /ann/, "the referral link carries Ann's slug");
-  t.ok(await page.getByRole('button', { name: /Copy/ }).isVisible(), 'a Copy button');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  await page.getByRole('button', { name: /^Copy/ }).click();
+  await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+  t.equal(await page.evaluate<string>('navigator.clipboard.readText()'), link, 'Copy puts the link on the clipboard');
   await page.getByText('ANN10').waitFor();
   t.equal(await page.getByTestId('month-clicks').textContent(), '0');
 
