@@ -12,7 +12,7 @@ import {
   startFullStack,
   type FullStack,
 } from '../helpers/full-stack.ts';
-import { eventually } from '../helpers/platform.ts';
+import { eventually, sleep } from '../helpers/platform.ts';
 import { startNatsServer } from '../helpers/nats-server.ts';
 
 // JetStream can lose its streams or consumers under running services (a NATS restart on lost storage, a rebuilt
@@ -21,6 +21,8 @@ import { startNatsServer } from '../helpers/nats-server.ts';
 // docs/ARCHITECTURE.md states for it: 10 s by default.
 t.setTimeout(150_000);
 const RECOVERY_MS = 10_000;
+// Past the readiness probe's interval, with room for a loaded machine.
+const READY_WITHIN_MS = 10_000;
 
 const nats = await startNatsServer(t);
 // The dispatcher's horizons at their defaults: what flows here flows through the recreated streams, not the reconcilers.
@@ -96,10 +98,13 @@ async function writeAndAwaitEverything(t: Asserts & { comment(...m: unknown[]): 
   );
 }
 
+/** Readiness is a periodic check: once the flow works, each service reports ready by its next one. */
 async function assertEveryServiceReady(t: Asserts) {
   for (const [name, service] of Object.entries(stack.services)) {
-    const res = await fetch(`http://127.0.0.1:${service.opsPort}/readyz`);
-    t.equal(res.status, 200, `${name} is ready`);
+    const ready = async () => (await fetch(`http://127.0.0.1:${service.opsPort}/readyz`)).status === 200;
+    const started = Date.now();
+    while (!(await ready()) && Date.now() - started < READY_WITHIN_MS) await sleep(100);
+    t.ok(await ready(), `${name} is ready`);
   }
 }
 
