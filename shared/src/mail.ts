@@ -41,6 +41,26 @@ export interface NewMail {
   content: MailContent;
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * A mail of a few paragraphs, with at most one link (after the first paragraph), in plain text and HTML: every mail
+ * of the platform is made by it, so each has its plain-text part and escapes what it quotes.
+ */
+export function composeMail(paragraphs: string[], link?: { url: string; label: string }): MailContent {
+  const text = [...paragraphs.slice(0, 1), ...(link ? [link.url] : []), ...paragraphs.slice(1)].join('\n\n') + '\n';
+  const html =
+    `<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5">` +
+    `<p>${escapeHtml(paragraphs[0]!)}</p>` +
+    (link ? `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p>` : '') +
+    paragraphs
+      .slice(1)
+      .map((p) => `<p>${escapeHtml(p)}</p>`)
+      .join('') +
+    `</body></html>`;
+  return { text, html, links: link ? [link.url] : [] };
+}
+
 export const mailPlace = (id: string, merchantId: string) => secretPlace('mail', id, merchantId);
 
 /** Records a mail to send in the caller's transaction; answers its id. */

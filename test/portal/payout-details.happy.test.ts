@@ -30,7 +30,7 @@ t.test('payout details changed through a fresh link', async (t) => {
   t.notMatch(put.text, /DE8937040044/, 'masked');
 
   const history = await m.client.get(`/api/v1/affiliates/${a.id}/payout_details/history`);
-  t.match(history.body.data, [{ source: 'onboarding_link', actor_id: a.id, before: null, after: { method: 'bank' } }]);
+  t.match(history.body.data, [{ source: 'portal', actor_id: a.id, before: null, after: { method: 'bank' } }]);
   const mails = await waitForMails(base, a.email, 3);
   const notice = mails.find((x) => x.subject === 'Your payout details for Acme were changed');
   t.ok(notice, 'the affiliate is mailed');

@@ -1,4 +1,4 @@
-import { enqueueMail, type MailContent } from '@platform/shared/mail';
+import { composeMail, enqueueMail } from '@platform/shared/mail';
 import { createPortalLink, portalLinkUrl } from '@platform/shared/portal-links';
 import type { Queryable } from '@platform/shared/db';
 import type { AffiliatesDeps } from './deps.ts';
@@ -9,26 +9,14 @@ import { merchantName } from './queries/programmes.ts';
  * rejected. Each is written in the transaction of the change that causes it, so it is sent if and only if that
  * commits. Links come from PUBLIC_BASE_URL, never from a request.
  */
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function mail(paragraphs: string[], link?: { url: string; label: string }): MailContent {
-  const text = [...paragraphs.slice(0, 1), ...(link ? [link.url] : []), ...paragraphs.slice(1)].join('\n\n') + '\n';
-  const html =
-    `<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5">` +
-    `<p>${escape(paragraphs[0]!)}</p>` +
-    (link ? `<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>` : '') +
-    paragraphs
-      .slice(1)
-      .map((p) => `<p>${escape(p)}</p>`)
-      .join('') +
-    `</body></html>`;
-  return { text, html, links: link ? [link.url] : [] };
-}
-
+/**
+ * Whom a mail goes to. Never the name the applicant typed: anyone can apply with any address, so a name in the mail
+ * would let a stranger put words of their own in a mail the platform sends to that address.
+ */
 interface Applicant {
   id: string;
   email: string;
-  display_name: string;
 }
 
 /** The mail key: the current ENCRYPTION_KEY, the first of the vault's keys. */
@@ -41,8 +29,8 @@ export async function mailApplicationReceived(tx: Queryable, deps: AffiliatesDep
     kind: 'application_received',
     to: a.email,
     subject: `We received your application to ${programme}`,
-    content: mail([
-      `Hello ${a.display_name}, thank you for applying to the ${programme} affiliate programme.`,
+    content: composeMail([
+      `Hello, thank you for applying to the ${programme} affiliate programme.`,
       'We will look at your application and write to you once it is decided.',
     ]),
   });
@@ -62,9 +50,9 @@ export async function mailApplicationApproved(tx: Queryable, deps: AffiliatesDep
     kind: 'application_approved',
     to: a.email,
     subject: `Welcome to the ${programme} affiliate programme`,
-    content: mail(
+    content: composeMail(
       [
-        `Hello ${a.display_name}, your application to ${programme} is approved. Sign in to your affiliate portal for your referral link:`,
+        `Hello, your application to ${programme} is approved. Sign in to your affiliate portal for your referral link:`,
         'The link works once, for 15 minutes. Later, sign in at the portal with this address for a new one.',
       ],
       { url: portalLinkUrl(deps.publicBaseUrl, token), label: 'Open my affiliate portal' },
@@ -79,8 +67,8 @@ export async function mailApplicationRejected(tx: Queryable, deps: AffiliatesDep
     kind: 'application_rejected',
     to: a.email,
     subject: `Your application to ${programme}`,
-    content: mail([
-      `Hello ${a.display_name}, thank you for your interest in the ${programme} affiliate programme.`,
+    content: composeMail([
+      `Hello, thank you for your interest in the ${programme} affiliate programme.`,
       'We are not able to accept your application at this time. We wish you every success.',
     ]),
   });

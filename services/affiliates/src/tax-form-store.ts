@@ -102,16 +102,15 @@ export async function recordTaxForm(
 /** Through what, and by whom when known, payout details are changed: what their audit row says. */
 interface PayoutDetailsOrigin {
   source: PayoutDetailsSource;
-  /** key_… (api), usr_… (dashboard), obl_… (onboarding link); null when unknown. */
+  /** key_… (api), usr_… (dashboard), obl_… (onboarding link), aff_… (portal); null when unknown. */
   actorId: string | null;
 }
 
 /** The origin of an API operation's change: the gateway's key id is a dashboard user's for the dashboard's calls. */
 export function apiOrigin(keyId: string): PayoutDetailsOrigin {
   if (isId('usr', keyId)) return { source: 'dashboard', actorId: keyId };
-  // The affiliate portal asks as the affiliate itself (gateway portal/calls.ts), through a fresh e-mailed link: as on
-  // the onboarding page, the affiliate made the change.
-  if (isId('aff', keyId)) return { source: 'onboarding_link', actorId: keyId };
+  // The affiliate portal asks as the affiliate itself (gateway portal/calls.ts), through a fresh e-mailed link.
+  if (isId('aff', keyId)) return { source: 'portal', actorId: keyId };
   return { source: 'api', actorId: isId('key', keyId) ? keyId : null };
 }
 

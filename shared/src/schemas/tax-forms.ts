@@ -283,7 +283,7 @@ export const OnboardingState = Type.Object(
 );
 export type OnboardingState = Static<typeof OnboardingState>;
 
-const PAYOUT_DETAILS_SOURCES = ['api', 'dashboard', 'onboarding_link'] as const;
+const PAYOUT_DETAILS_SOURCES = ['api', 'dashboard', 'onboarding_link', 'portal'] as const;
 export type PayoutDetailsSource = (typeof PAYOUT_DETAILS_SOURCES)[number];
 
 /** Payout details as one change saw them: masked like MaskedPayoutDetails, without its updated_at. */
@@ -308,7 +308,7 @@ export const PayoutDetailsChange = Type.Object(
       PAYOUT_DETAILS_SOURCES.map((s) => Type.Literal(s)),
       {
         description:
-          'api: a key; dashboard: a dashboard user; onboarding_link: the affiliate, on the onboarding page or in the affiliate portal (actor_id its own id)',
+          'api: a key; dashboard: a dashboard user; onboarding_link: the affiliate, on the onboarding page; portal: the affiliate, in the affiliate portal through a fresh e-mailed link (actor_id its own id)',
         examples: ['onboarding_link'],
       },
     ),

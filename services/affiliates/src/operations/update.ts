@@ -8,6 +8,7 @@ import type { AffiliatesDeps } from '../deps.ts';
 import { mailApplicationApproved, mailApplicationRejected } from '../application-mails.ts';
 import { presentAffiliate } from '../present.ts';
 import { findAffiliate, tierExists, updateAffiliate } from '../queries/affiliates.ts';
+import { endPortalAccess } from '../queries/portal-access.ts';
 
 /**
  * The status moves of the product: anything else is refused. Staying put is allowed and changes nothing. An
@@ -48,6 +49,8 @@ export const updateAffiliateOperation = (deps: AffiliatesDeps) =>
       if (moving && current.status === 'pending' && after.status === 'approved')
         await mailApplicationApproved(tx, deps, ctx.merchantId, after);
       if (moving && after.status === 'rejected') await mailApplicationRejected(tx, deps, ctx.merchantId, after);
+      if (moving && (after.status === 'suspended' || after.status === 'rejected'))
+        await endPortalAccess(tx, ctx.merchantId, current.id);
       return after;
     });
     outboxCommitted(ctx.sql);

@@ -5,7 +5,7 @@ import { ApiError } from '@platform/shared/errors';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { recordBillingEvent } from '@platform/shared/billing-events';
-import { enqueueMail } from '@platform/shared/mail';
+import { composeMail, enqueueMail } from '@platform/shared/mail';
 import { addMonth, PLAN_CATALOGUE, PLANS, type Plan } from '@platform/shared/plans';
 import type { Worker } from '@platform/shared/service';
 import type { GatewayConfig } from '../config.ts';
@@ -21,7 +21,6 @@ import {
   type BillingAccountRow,
   type ChargeRow,
 } from './queries/billing.ts';
-import { linkMail } from './signup-mails.ts';
 
 /**
  * Monthly renewals (docs/BILLING.md). Every gateway replica runs the job; each due renewal is claimed once, as a
@@ -259,7 +258,10 @@ const endBilling = async (sql: Queryable, merchantId: string, periodEnd: Date) =
 async function mailOwners(deps: RenewalDeps, tx: Queryable, merchantId: string, subject: string, paragraphs: string[]) {
   const owners = await tx<{ email: string }[]>`
     select email from dashboard_users where merchant_id = ${merchantId} and role = 'owner'`;
-  const content = linkMail(paragraphs, { url: `${deps.baseUrl}/dashboard/settings/plan`, label: 'Open the Plan page' });
+  const content = composeMail(paragraphs, {
+    url: `${deps.baseUrl}/dashboard/settings/plan`,
+    label: 'Open the Plan page',
+  });
   for (const owner of owners)
     await enqueueMail(tx, deps.masterKey, { merchantId, kind: 'billing', to: owner.email, subject, content });
 }

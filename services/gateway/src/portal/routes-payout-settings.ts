@@ -4,7 +4,7 @@ import { enqueueMail } from '@platform/shared/mail';
 import { createPortalLink, portalLinkUrl } from '@platform/shared/portal-links';
 import type { MaskedPayoutDetails, TaxForm } from '@platform/shared/schemas/tax-forms';
 import { route, type PortalContext } from './define.ts';
-import { payoutDetailsChangedMail, payoutDetailsLinkMail } from './mails.ts';
+import { payoutDetailsLinkMail } from './mails.ts';
 import { programmeView } from './queries.ts';
 import { countLinkRequest } from './routes-session.ts';
 
@@ -12,9 +12,9 @@ import { countLinkRequest } from './routes-session.ts';
  * Payout settings: the payout details and tax forms the onboarding page takes, through the affiliates service's own
  * operations. Changing payout details (where the money goes) asks for more than a session: a fresh link mailed to the
  * affiliate's address, opened within 15 minutes, lets the session it opens change them for 15 minutes. So a session
- * taken over (a shared computer, a leaked cookie) cannot redirect payouts. Each change is audited by the affiliates
- * service (source `onboarding_link`, the affiliate as actor: the merchant's payout details history shows it) and
- * mailed to the affiliate.
+ * taken over (a shared computer, a leaked cookie) cannot redirect payouts; tax forms likewise. Each change of payout
+ * details is audited by the affiliates service (source `portal`, the affiliate as actor: the merchant's payout
+ * details history shows it) and mailed to the affiliate in the transaction of the change.
  */
 
 const who = (ctx: PortalContext) => ({
@@ -23,14 +23,13 @@ const who = (ctx: PortalContext) => ({
   requestId: ctx.requestId,
 });
 
+const FRESH_LINK_NEEDED =
+  'Changing payout details or tax forms needs a fresh link: ask for one under Payout settings and open it from your mail';
+
 const canChangeUntil = (ctx: PortalContext): Date | null => {
   const until = ctx.session.payoutDetailsUntil;
   return until && until.getTime() > Date.now() ? until : null;
 };
-
-/** The masked details in a line of a mail: the method and its masked fields. */
-const describe = (d: MaskedPayoutDetails) =>
-  [d.method ?? 'none', d.paypal_email, d.iban, d.routing_number, d.account_number].filter(Boolean).join(' ');
 
 export const payoutSettingsRoutes = [
   route({
@@ -92,28 +91,11 @@ export const payoutSettingsRoutes = [
     rawBody: true,
     handler: async (ctx, { body }) => {
       const s = ctx.session;
-      if (!canChangeUntil(ctx))
-        throw new ApiError(
-          'FORBIDDEN',
-          'Changing payout details needs a fresh link: ask for one under Payout settings and open it from your mail',
-        );
+      if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
       const masked = await ctx.call<MaskedPayoutDetails>(api.putPayoutDetails, who(ctx), {
         params: { affiliate_id: s.affiliateId },
         body,
       });
-      const p = await programmeView(ctx.sql, s.merchantId, s.affiliateId);
-      const base = ctx.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
-      const mail = payoutDetailsChangedMail(`${base}/portal/payout-settings`, p!.merchant_name, describe(masked));
-      // After the change committed (it is the affiliates service's): a mail lost to a crash here is the price of
-      // not holding the change's transaction across services.
-      await ctx.sql.begin((tx) =>
-        enqueueMail(tx, ctx.masterKey, {
-          merchantId: s.merchantId,
-          kind: 'payout_details_changed',
-          to: s.email,
-          ...mail,
-        }),
-      );
       ctx.log.info('portal payout details changed', { affiliate_id: s.affiliateId, method: masked.method });
       return masked;
     },
@@ -123,7 +105,14 @@ export const payoutSettingsRoutes = [
     path: '/portal/api/tax-forms',
     rawBody: true,
     status: 201,
-    handler: (ctx, { body }) =>
-      ctx.call<TaxForm>(api.createTaxForm, who(ctx), { params: { affiliate_id: ctx.session.affiliateId }, body }),
+    handler: (ctx, { body }) => {
+      // A tax form carries the legal name, TIN and address payouts are reported under: like payout details, only a
+      // session a fresh link opened may file one.
+      if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
+      return ctx.call<TaxForm>(api.createTaxForm, who(ctx), {
+        params: { affiliate_id: ctx.session.affiliateId },
+        body,
+      });
+    },
   }),
 ];

@@ -1,0 +1,104 @@
+import t from 'tap';
+import { waitForMails } from '../helpers/invitations.ts';
+import { w9 } from '../tax-forms/setup.ts';
+import {
+  approvedAffiliate,
+  createPortalSession,
+  newestPortalLink,
+  openLink,
+  portal,
+  sessionOf,
+  signIn,
+  startPortalPlatform,
+} from './backend.ts';
+
+/**
+ * What a portal session alone may not do, and what ends it. Tax forms (legal name, TIN, address) need the fresh
+ * mailed link that payout details need, so a session taken over, or one a merchant opened for its own app, cannot
+ * file one. Suspending or rejecting an affiliate ends its sessions and spends its unused links, so a re-approval
+ * brings none of them back.
+ */
+const { platform } = await startPortalPlatform(t);
+const base = platform.baseUrl;
+const m = await platform.merchant({ name: 'Acme' });
+
+t.test('a tax form needs a session a fresh link opened; a plain or embedded one is refused', async (t) => {
+  const a = await approvedAffiliate(m);
+  const plain = await signIn(base, a.email);
+  const refused = await portal(base, plain, 'POST', '/portal/api/tax-forms', w9('123456789'));
+  t.equal(refused.status, 403, 'a mailed sign-in session');
+  t.equal(refused.body.error.code, 'FORBIDDEN');
+  const embedded = await sessionOf(base, (await createPortalSession(m, a.id)).body.url);
+  t.equal((await portal(base, embedded, 'POST', '/portal/api/tax-forms', w9('123456780'))).status, 403, 'embedded');
+  const [stored] = await platform.sql<{ n: number }[]>`
+    select count(*)::int as n from tax_forms where merchant_id = ${m.id} and affiliate_id = ${a.id}`;
+  t.equal(stored!.n, 0, 'nothing was filed');
+
+  t.equal((await portal(base, plain, 'POST', '/portal/api/payout-settings/link', {})).status, 202);
+  const { url } = await newestPortalLink(base, a.email, 2);
+  const fresh = await sessionOf(base, url);
+  const lacking = await portal(base, fresh, 'POST', '/portal/api/tax-forms', { form_type: 'W-9' });
+  t.equal(lacking.status, 400, 'with the fresh link, the service names what a form lacks');
+  t.ok(lacking.body.error.details.length > 0);
+  t.equal((await portal(base, fresh, 'POST', '/portal/api/tax-forms', w9('123456789'))).status, 201, 'and files one');
+});
+
+t.test('a change of payout details in the portal is audited as the portal, and mailed', async (t) => {
+  const a = await approvedAffiliate(m);
+  const s = await signIn(base, a.email);
+  await portal(base, s, 'POST', '/portal/api/payout-settings/link', {});
+  const fresh = await sessionOf(base, (await newestPortalLink(base, a.email, 2)).url);
+  const put = await portal(base, fresh, 'PUT', '/portal/api/payout-details', {
+    method: 'paypal',
+    paypal_email: 'new.address@example.com',
+  });
+  t.equal(put.status, 200);
+  const history = await m.client.get(`/api/v1/affiliates/${a.id}/payout_details/history`);
+  t.match(history.body.data, [{ source: 'portal', actor_id: a.id, after: { method: 'paypal' } }]);
+  const mails = await waitForMails(base, a.email, 3);
+  const notice = mails.find((x) => x.subject === 'Your payout details for Acme were changed');
+  t.ok(notice, 'the affiliate is mailed');
+  t.notMatch(notice!.text, /new\.address/, 'masked in the mail');
+  t.same(notice!.links, ['https://portal.test/portal/payout-settings'], 'an absolute link');
+});
+
+t.test('suspended: its sessions end and its unused links are spent; a re-approval brings none back', async (t) => {
+  const a = await approvedAffiliate(m);
+  const s = await signIn(base, a.email);
+  t.equal((await portal(base, s, 'GET', '/portal/api/session')).status, 200);
+  // A link mailed before the suspension and never opened.
+  t.equal((await portal(base, null, 'POST', '/portal/api/sign-in', { email: a.email })).status, 202);
+  const { url: unused } = await newestPortalLink(base, a.email, 2);
+  const embedLink = (await createPortalSession(m, a.id)).body.url as string;
+
+  t.equal((await m.client.patch(`/api/v1/affiliates/${a.id}`, { status: 'suspended' })).status, 200);
+  const [left] = await platform.sql<{ n: number }[]>`
+      select count(*)::int as n from portal_sessions where merchant_id = ${m.id} and affiliate_id = ${a.id}`;
+  t.equal(left!.n, 0, 'no session row is left');
+  t.equal((await m.client.patch(`/api/v1/affiliates/${a.id}`, { status: 'approved' })).status, 200);
+
+  t.equal((await portal(base, s, 'GET', '/portal/api/session')).status, 401, 'the old cookie stays signed out');
+  t.equal((await openLink(base, unused)).status, 410, 'the unused sign-in link is spent');
+  t.equal((await openLink(base, embedLink)).status, 410, 'the unused embed link is spent');
+  const again = await signIn(base, a.email);
+  t.equal((await portal(base, again, 'GET', '/portal/api/session')).status, 200, 'a new sign-in works');
+});
+
+t.test('rejected: an application rejected spends the links made for it', async (t) => {
+  const res = await m.client.post('/api/v1/affiliates', {
+    email: `pending-${Date.now()}@example.com`,
+    status: 'pending',
+  });
+  if (res.status !== 201 || res.body.status !== 'pending') {
+    t.skip(`the API makes no pending affiliate (${res.status} ${res.body?.status})`);
+    return;
+  }
+  const id = res.body.id as string;
+  await platform.sql`
+    insert into portal_links (token_hash, purpose, email, merchant_id, affiliate_id, expires_at)
+    values (sha256('rejected-link'), 'sign_in', ${res.body.email}, ${m.id}, ${id}, now() + interval '15 minutes')`;
+  t.equal((await m.client.patch(`/api/v1/affiliates/${id}`, { status: 'rejected' })).status, 200);
+  const [link] = await platform.sql<{ used: boolean }[]>`
+    select used_at is not null as used from portal_links where token_hash = sha256('rejected-link')`;
+  t.ok(link!.used, 'spent');
+});
