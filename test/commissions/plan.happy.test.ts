@@ -89,27 +89,31 @@ t.test('a clean conversion: a line per level with an earner, revenue counted, ti
   );
 });
 
-t.test('a suspended ancestor earns nothing; the levels above it keep their numbers', async (t) => {
-  const ancestors = [
-    { id: 'aff_lead', status: 'suspended' as const, level: 1 },
-    { id: 'aff_top', status: 'approved' as const, level: 2 },
-  ];
-  t.same(
-    lines(plan(planConversion(envelope(), settings(), context({ ancestors }), at))).map((l) => [
-      l.affiliateId,
-      l.level,
-    ]),
-    [
-      ['aff_jane', 0],
-      ['aff_top', 2],
-    ],
-  );
+t.test('an ancestor not approved earns nothing; the levels above it keep their numbers', async (t) => {
+  for (const status of ['suspended', 'rejected', 'pending'] as const) {
+    const ancestors = [
+      { id: 'aff_lead', status, level: 1 },
+      { id: 'aff_top', status: 'approved' as const, level: 2 },
+    ];
+    t.same(
+      lines(plan(planConversion(envelope(), settings(), context({ ancestors }), at))).map((l) => [
+        l.affiliateId,
+        l.level,
+      ]),
+      [
+        ['aff_jane', 0],
+        ['aff_top', 2],
+      ],
+      `a ${status} ancestor`,
+    );
+  }
 });
 
 t.test(
-  'no commission and no revenue for a suspended or missing affiliate; nothing at all for a duplicate',
+  'no commission and no revenue for an affiliate not approved or missing; nothing at all for a duplicate',
   async (t) => {
-    t.equal(planConversion(envelope(), settings(), context({}, { status: 'suspended' }), at), NOTHING);
+    for (const status of ['suspended', 'rejected', 'pending'] as const)
+      t.equal(planConversion(envelope(), settings(), context({}, { status }), at), NOTHING, `a ${status} affiliate`);
     t.equal(planConversion(envelope(), settings(), context({ affiliate: null }), at), NOTHING);
     t.same(planConversion(envelope(), settings(), context({ processedBefore: true }), at), { kind: 'duplicate' });
   },

@@ -110,8 +110,9 @@ export function planConversion(
 ): Plan | ProcessOutcome {
   if (context.processedBefore) return { kind: 'duplicate' };
   const affiliate = context.affiliate;
-  // Suspended (and rejected) affiliates earn nothing, and their conversions do not count toward tiers.
-  if (!affiliate || affiliate.status === 'suspended' || affiliate.status === 'rejected') return NOTHING;
+  // Only approved affiliates earn (pending, suspended and rejected ones do not), and the others' conversions do not
+  // count toward tiers.
+  if (!affiliate || affiliate.status !== 'approved') return NOTHING;
   const d = envelope.data;
   const hits = fraudHits(affiliate, context, d.visit?.id ?? null, settings);
   const flagged = hits.length > 0;
@@ -123,10 +124,10 @@ export function planConversion(
     settings,
     rates: { customRate: affiliate.custom_commission_rate, tierRate: affiliate.tier_rate },
   });
-  // A suspended ancestor earns nothing, but the levels above it still count from the event's affiliate.
+  // An ancestor that is not approved earns nothing, but the levels above it still count from the event's affiliate.
   const earners = new Map<number, string>([[0, affiliate.id]]);
   for (const a of context.ancestors) {
-    if (a.status !== 'suspended' && a.status !== 'rejected') earners.set(a.level, a.id);
+    if (a.status === 'approved') earners.set(a.level, a.id);
   }
   const lines: Plan['lines'] = [];
   for (const line of commissionLines) {
