@@ -54,6 +54,18 @@ export const portalLinkUrl = (publicBaseUrl: string, token: string) =>
   `${publicBaseUrl.replace(/\/+$/, '')}/portal/link/${token}`;
 
 /**
+ * What a link is for, while it can still be used (null when used, expired or unknown), without using it: the
+ * gateway's page that asks the person to continue reads it.
+ */
+export async function peekPortalLink(sql: Queryable, token: string): Promise<PortalLinkPurpose | null> {
+  if (!TOKEN_SHAPE.test(token)) return null;
+  const [row] = await sql<{ purpose: PortalLinkPurpose }[]>`
+    select purpose from portal_links
+    where token_hash = ${hashApiKey(token)} and used_at is null and expires_at > now()`;
+  return row?.purpose ?? null;
+}
+
+/**
  * Uses a link once: the first caller gets it, a second (or an expired or unknown token) gets null. The claim is one
  * conditional UPDATE, so two tabs opening the same link at once cannot both sign in.
  */

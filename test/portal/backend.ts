@@ -48,9 +48,15 @@ export async function newestPortalLink(
 
 export const mailCount = async (baseUrl: string, to: string) => (await mailsTo(baseUrl, to)).length;
 
-/** Opens a link's path on the test's gateway (the mailed URL's host is PUBLIC_BASE_URL's) without following redirects. */
+/**
+ * Opens a link's path on the test's gateway (the mailed URL's host is PUBLIC_BASE_URL's) without following
+ * redirects, as a browser does: a mailed link first shows a page with a Continue button, which posts from this site.
+ */
 export async function openLink(baseUrl: string, url: string) {
-  const res = await fetch(baseUrl + new URL(url).pathname, { redirect: 'manual' });
+  const path = baseUrl + new URL(url).pathname;
+  let res = await fetch(path, { redirect: 'manual' });
+  if (res.status === 200 && (await res.clone().text()).includes('<form method="post">'))
+    res = await fetch(path, { method: 'POST', redirect: 'manual', headers: { 'sec-fetch-site': 'same-origin' } });
   const setCookie = res.headers.get('set-cookie') ?? '';
   return {
     status: res.status,

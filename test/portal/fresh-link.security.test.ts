@@ -89,10 +89,7 @@ t.test('rejected: an application rejected spends the links made for it', async (
     email: `pending-${Date.now()}@example.com`,
     status: 'pending',
   });
-  if (res.status !== 201 || res.body.status !== 'pending') {
-    t.skip(`the API makes no pending affiliate (${res.status} ${res.body?.status})`);
-    return;
-  }
+  t.match(res, { status: 201, body: { status: 'pending' } }, 'a pending affiliate, as an application makes');
   const id = res.body.id as string;
   await platform.sql`
     insert into portal_links (token_hash, purpose, email, merchant_id, affiliate_id, expires_at)
@@ -101,4 +98,26 @@ t.test('rejected: an application rejected spends the links made for it', async (
   const [link] = await platform.sql<{ used: boolean }[]>`
     select used_at is not null as used from portal_links where token_hash = sha256('rejected-link')`;
   t.ok(link!.used, 'spent');
+});
+
+t.test("a mailed link survives a scanner's GETs and another site's POST; the person's Continue signs in", async (t) => {
+  const a = await approvedAffiliate(m);
+  t.equal((await portal(base, null, 'POST', '/portal/api/sign-in', { email: a.email })).status, 202);
+  const { url } = await newestPortalLink(base, a.email);
+  const path = base + new URL(url).pathname;
+  for (let i = 0; i < 2; i++) {
+    const scanned = await fetch(path, { redirect: 'manual' });
+    t.equal(scanned.status, 200, 'a GET shows the Continue page');
+    t.notOk(scanned.headers.get('set-cookie'), 'and opens no session');
+    t.match(await scanned.text(), /<form method="post"><button type="submit">Continue<\/button><\/form>/);
+  }
+  for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, {}]) {
+    const forged = await fetch(path, { method: 'POST', redirect: 'manual', headers });
+    t.equal(forged.status, 200, `a POST from elsewhere (${JSON.stringify(headers)}) opens nothing`);
+    t.notOk(forged.headers.get('set-cookie'));
+  }
+  const opened = await openLink(base, url);
+  t.equal(opened.status, 303, "the person's Continue opens the session");
+  t.ok(opened.cookie);
+  t.equal((await openLink(base, url)).status, 410, 'once');
 });

@@ -79,14 +79,19 @@ export async function mailedLink(baseUrl: string, to: string, subject: RegExp, c
   return url.pathname + url.search;
 }
 
+/** Opens a mailed link as its reader does: the link's page, then its Continue button (what uses the link). */
+export async function openMailedLink(page: Page, baseUrl: string, link: string): Promise<void> {
+  await page.goto(`${baseUrl}${link}`);
+  await page.getByRole('button', { name: 'Continue' }).click();
+}
+
 /** Signs in as `email` through the sign-in page and the mailed link; waits for Home. */
 export async function signInPortal(page: Page, baseUrl: string, email: string, mailsBefore = 0): Promise<void> {
   await page.goto(`${baseUrl}/portal/sign-in`);
   await page.getByLabel('E-mail').fill(email);
   await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
   await page.getByRole('heading', { level: 1, name: 'Check your e-mail' }).waitFor();
-  const link = await mailedLink(baseUrl, email, /sign-in link/, mailsBefore + 1);
-  await page.goto(`${baseUrl}${link}`);
+  await openMailedLink(page, baseUrl, await mailedLink(baseUrl, email, /sign-in link/, mailsBefore + 1));
   await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
 }
 

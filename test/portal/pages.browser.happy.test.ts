@@ -8,6 +8,7 @@ import {
   approvedAffiliate,
   loaded,
   mailedLink,
+  openMailedLink,
   mailsTo,
   portalMerchant,
   signInPortal,
@@ -151,8 +152,7 @@ t.test('payout details change only through a fresh mailed link; the merchant see
   t.equal(await page.getByLabel('PayPal e-mail').count(), 0, 'no form without a fresh link');
   await page.getByRole('button', { name: 'Send me a link to change them' }).click();
   await page.getByText('Check your e-mail').waitFor();
-  const link = await mailedLink(base, 'ann@example.com', /payout details/i, before + 2);
-  await page.goto(`${base}${link}`);
+  await openMailedLink(page, base, await mailedLink(base, 'ann@example.com', /payout details/i, before + 2));
   await page.getByRole('heading', { level: 1, name: 'Payout settings' }).waitFor();
   t.equal(new URL(page.url()).pathname, '/portal/payout-settings', 'the link leads to Payout settings');
   await page.getByLabel('Paid by').selectOption('paypal');

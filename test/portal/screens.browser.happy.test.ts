@@ -8,6 +8,7 @@ import {
   approvedAffiliate,
   loaded,
   mailedLink,
+  openMailedLink,
   mailsTo,
   portalMerchant,
   signInPortal,
@@ -71,7 +72,7 @@ for (const width of [1280, 390]) {
     await page.getByRole('button', { name: 'Send me a sign-in link' }).click();
     await page.getByRole('heading', { level: 1, name: 'Check your e-mail' }).waitFor();
     t.same(await seriousViolations(page), [], `axe: Check your e-mail at ${width} px`);
-    await page.goto(`${base}${await mailedLink(base, email, /sign-in link/, before + 1)}`);
+    await openMailedLink(page, base, await mailedLink(base, email, /sign-in link/, before + 1));
     await page.getByRole('heading', { level: 1, name: 'Home' }).waitFor();
     for (const [path, title] of PAGES) {
       await page.goto(`${base}/portal${path === '/' ? '/' : path}`);
@@ -91,7 +92,7 @@ for (const width of [1280, 390]) {
     await page.goto(`${base}/portal/payout-settings`);
     await page.getByRole('button', { name: 'Send me a link to change them' }).click();
     await page.getByText('Check your e-mail').waitFor();
-    await page.goto(`${base}${await mailedLink(base, email, /payout details/i, before + 2)}`);
+    await openMailedLink(page, base, await mailedLink(base, email, /payout details/i, before + 2));
     await page.getByRole('button', { name: 'Save payout details' }).waitFor();
     await page.getByLabel('Paid by').selectOption('bank');
     await page.getByLabel('IBAN').waitFor();

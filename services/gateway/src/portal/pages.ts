@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import express, { type Request, type Response } from 'express';
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
-import { redeemPortalLink } from '@platform/shared/portal-links';
+import { peekPortalLink, redeemPortalLink } from '@platform/shared/portal-links';
 import { escapeHtml, sendPage } from '../pages/shell.ts';
 import { approvedAffiliatesOf, frameOriginsOf } from './queries.ts';
 import { portalToken, setPortalCookie, type PortalSessionStore } from './sessions.ts';
@@ -61,6 +61,31 @@ function sendExpired(res: Response): void {
   });
 }
 
+/**
+ * A mailed link asks for a click before it signs in: mail scanners (Safe Links and the like) open every link of a
+ * mail, and would otherwise use the single-use link up before the person does; and a POST from another site cannot
+ * sign a victim into the sender's own account (its Origin or Sec-Fetch-Site says so, checked below).
+ */
+function sendContinue(res: Response, purpose: 'sign_in' | 'payout_details'): void {
+  const what = purpose === 'sign_in' ? 'sign in to the affiliate portal' : 'change your payout details';
+  res.setHeader('Cache-Control', 'no-store');
+  sendPage(res, 200, {
+    title: 'Continue to the affiliate portal',
+    style: EXPIRED_STYLE,
+    body:
+      `<h1>Continue to the affiliate portal</h1>\n<p>Use this link to ${escapeHtml(what)}. It works once.</p>\n` +
+      `<form method="post"><button type="submit">Continue</button></form>`,
+  });
+}
+
+/** Whether a POST comes from a page of this site (a browser says so in Sec-Fetch-Site, or at least in Origin). */
+function sameSite(req: Request): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site) return site === 'same-origin';
+  const origin = req.get('origin');
+  return origin !== undefined && origin !== 'null' && new URL(origin).host === req.get('host');
+}
+
 export function portalPages(deps: {
   sql: Sql;
   log: Logger;
@@ -90,12 +115,30 @@ export function portalPages(deps: {
    */
   router.get('/portal/link/:token', async (req: Request, res: Response) => {
     res.locals['route'] = 'portal.link';
+    const purpose = await peekPortalLink(sql, req.params['token'] as string);
+    if (!purpose) return sendExpired(res);
+    // An embed link is made by the merchant's server for its own page, used at once and never mailed: it opens on GET.
+    if (purpose !== 'embed') return sendContinue(res, purpose);
+    await open(req, res);
+  });
+
+  router.post('/portal/link/:token', async (req: Request, res: Response) => {
+    res.locals['route'] = 'portal.link';
+    if (!sameSite(req)) {
+      // Another site's form: nothing is used; the person may still continue from this site's own page.
+      const purpose = await peekPortalLink(sql, req.params['token'] as string);
+      return purpose && purpose !== 'embed' ? sendContinue(res, purpose) : sendExpired(res);
+    }
+    await open(req, res);
+  });
+
+  async function open(req: Request, res: Response): Promise<void> {
     const link = await redeemPortalLink(sql, req.params['token'] as string);
-    if (!link) return sendExpired(res);
+    if (!link) return void sendExpired(res);
     const approved = await approvedAffiliatesOf(sql, link.email);
     let target = approved.find((a) => a.affiliate_id === link.affiliateId && a.merchant_id === link.merchantId);
     if (!target && link.purpose === 'sign_in') target = approved[0];
-    if (!target) return sendExpired(res);
+    if (!target) return void sendExpired(res);
     const embedded = link.purpose === 'embed';
     const before = portalToken(req);
     if (before) await sessions.end(before);
@@ -113,7 +156,7 @@ export function portalPages(deps: {
     res.setHeader('Cache-Control', 'no-store');
     log.info('portal session opened', { affiliate_id: target.affiliate_id, purpose: link.purpose });
     res.redirect(303, link.purpose === 'payout_details' ? '/portal/payout-settings' : '/portal/');
-  });
+  }
 
   return router;
 }
