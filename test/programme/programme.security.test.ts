@@ -89,3 +89,67 @@ t.test("a recruit link cannot name another merchant's affiliate as the parent", 
     and email = 'recruit@alpha.example'`;
   t.equal(row!['parent_id'], null);
 });
+
+t.test('posting one known address again and again does not lock its e-mail domain out', async (t) => {
+  // The review's finding: 30 posts of one address from 3 client addresses used up gmail.com's hour for everyone.
+  await programmeMerchant(platform, { slug: 'sec-domain' }, 'Domain Shop');
+  const statuses = new Set<number>();
+  for (let i = 0; i < 30; i++)
+    statuses.add(
+      (await apply(platform, 'sec-domain', application('attacker@gmail.com'), `203.0.113.${1 + (i % 3)}`)).status,
+    );
+  t.same([...statuses], [200], 'each answered alike');
+  const others = await Promise.all(
+    [1, 2, 3].map((i) => apply(platform, 'sec-domain', application(`real.person${i}@gmail.com`), `192.0.2.${70 + i}`)),
+  );
+  t.same(
+    others.map((r) => r.status),
+    [200, 200, 200],
+    'other gmail.com applicants from other clients still apply',
+  );
+  const made = await platform.sql`select email from affiliates a join programmes p on p.merchant_id = a.merchant_id
+    where p.slug = 'sec-domain' order by email`;
+  t.same(
+    made.map((r) => r['email']),
+    ['attacker@gmail.com', 'real.person1@gmail.com', 'real.person2@gmail.com', 'real.person3@gmail.com'],
+  );
+});
+
+t.test(
+  'one client makes at most 5 affiliates of one e-mail domain an hour; others from the domain go on',
+  async (t) => {
+    await programmeMerchant(platform, { slug: 'sec-share' }, 'Share Shop');
+    const ip = '203.0.113.50';
+    for (let i = 0; i < 5; i++)
+      t.equal((await apply(platform, 'sec-share', application(`bulk${i}@big-mail.example`), ip)).status, 200);
+    const refused = await apply(platform, 'sec-share', application('bulk5@big-mail.example'), ip);
+    t.equal(refused.status, 429, "the client's share of the domain is used up");
+    t.ok(Number(refused.headers.get('retry-after')) > 3000, 'Retry-After: most of the hour');
+    t.equal((await apply(platform, 'sec-share', application('other@else.example'), ip)).status, 200, 'another domain');
+    t.equal(
+      (await apply(platform, 'sec-share', application('bulk5@big-mail.example'), '203.0.113.51')).status,
+      200,
+      'the same domain from another client',
+    );
+  },
+);
+
+t.test('the name cannot carry lines or control characters into the mails', async (t) => {
+  await programmeMerchant(platform, { slug: 'sec-mail', auto_approve: true }, 'Mail Shop');
+  const name = 'Jane.\n\nSECURITY ALERT: your account was suspended, verify at https://evil.example/login now';
+  for (const [label, typed] of [
+    ['line feeds', name],
+    ['carriage returns', name.replace(/\n/g, '\r')],
+    ['a line separator', 'Jane\u2028Alert'],
+    ['NUL', 'Jane\u0000'],
+    ['an escape sequence', 'Jane\u001b[2J'],
+  ] as const) {
+    const res = await apply(platform, 'sec-mail', application('victim@mail.example', { name: typed }));
+    t.equal(res.status, 400, label);
+    t.match(res.text, /<p class="error" id="name-error">[^<]*one line/);
+  }
+  const made = await platform.sql`select 1 from affiliates where email = 'victim@mail.example'`;
+  t.equal(made.length, 0, 'no affiliate');
+  const mails = await platform.sql`select 1 from mails where recipient = 'victim@mail.example'`;
+  t.equal(mails.length, 0, 'no mail');
+});

@@ -74,8 +74,18 @@ export const ApplicationBody = Type.Object(
 );
 export type ApplicationBody = Static<typeof ApplicationBody>;
 
-/** The same answer whether or not the address had applied before: nothing to enumerate. */
+/**
+ * The service's answer to the gateway. The page shows the same whether or not the address had applied before (nothing
+ * to enumerate); `created` only tells the gateway's limit whether to count the application.
+ */
 export const ApplicationReceived = Type.Object(
-  { received: Type.Literal(true, { description: 'always true' }) },
+  {
+    received: Type.Literal(true, { description: 'always true' }),
+    created: Type.Boolean({
+      description:
+        'whether this application made an affiliate: the gateway counts only those against the e-mail domain limit; never shown to the applicant',
+    }),
+  },
   { additionalProperties: false },
 );
+export type ApplicationReceived = Static<typeof ApplicationReceived>;

@@ -23,7 +23,9 @@ export const applyToProgrammeOperation = (deps: AffiliatesDeps) =>
     const programme = await findProgrammeBySlug(ctx.sql, params.slug);
     if (!programme || programme.merchant_id !== ctx.merchantId) throw notFound('programme');
     const merchantId = programme.merchant_id;
-    const received = { outcome: 'ok' as const, body: { received: true as const } };
+    // `created` is for the gateway's limit (only applications that make an affiliate count per e-mail domain); the
+    // page's answer is the same either way.
+    const received = (created: boolean) => ({ outcome: 'ok' as const, body: { received: true as const, created } });
     for (let attempt = 1; ; attempt++) {
       try {
         const made = await ctx.sql.begin(async (tx) => {
@@ -62,10 +64,10 @@ export const applyToProgrammeOperation = (deps: AffiliatesDeps) =>
           recruited: made?.parent ?? false,
           auto_approved: made !== null && programme.auto_approve,
         });
-        return received;
+        return received(made !== null);
       } catch (err) {
         // Another application of the same address committed first: the same answer as a known address.
-        if (isUniqueViolation(err, 'affiliates_merchant_email')) return received;
+        if (isUniqueViolation(err, 'affiliates_merchant_email')) return received(false);
         // A generated slug lost a race: try again, the generator now sees it taken.
         if (isUniqueViolation(err, 'affiliates_merchant_slug') && attempt < 5) continue;
         throw err;

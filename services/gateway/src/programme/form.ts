@@ -8,6 +8,16 @@ import { PROGRAMME_SLUG, type ApplicationBody } from '@platform/shared/schemas/p
 export type Fields = Record<string, string>;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/;
+/**
+ * Control characters (NUL, line breaks, escape…) and the Unicode line and paragraph separators. The name is put in
+ * mails and on the merchant's pages, where a line break lets an applicant write a paragraph of their own into a mail
+ * to whatever address they typed; Postgres refuses NUL in text outright, which was a 500.
+ */
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+/** The promotion is several lines of plain text: tabs and line breaks are its own, other control characters not. */
+const CONTROL_BUT_LINES = /(?![\t\n\r])\p{Cc}/u;
+/** The name's longest: a person's or a business's name, and a bound on what it adds to a mail. */
+const NAME_MAX = 100;
 const SLUG = new RegExp(PROGRAMME_SLUG);
 
 /** A website as typed: "example.com" is taken as https://example.com. */
@@ -41,12 +51,16 @@ export function checkApplication(
   const site = (fields['website'] ?? '').trim();
   const promotion = (fields['promotion'] ?? '').trim();
   if (!name) errors.push({ path: 'name', message: 'is required' });
-  else if (name.length > 200) errors.push({ path: 'name', message: 'must be at most 200 characters' });
-  if (!EMAIL.test(email) || email.length > 254) errors.push({ path: 'email', message: 'must be an e-mail address' });
+  else if (name.length > NAME_MAX) errors.push({ path: 'name', message: `must be at most ${NAME_MAX} characters` });
+  else if (CONTROL.test(name)) errors.push({ path: 'name', message: 'must be one line, without control characters' });
+  if (!EMAIL.test(email) || email.length > 254 || CONTROL.test(email))
+    errors.push({ path: 'email', message: 'must be an e-mail address' });
   const url = site ? website(site) : undefined;
   if (!url) errors.push({ path: 'website', message: 'must be a web address, such as https://example.com' });
   if (!promotion) errors.push({ path: 'promotion', message: 'is required' });
   else if (promotion.length > 2000) errors.push({ path: 'promotion', message: 'must be at most 2000 characters' });
+  else if (CONTROL_BUT_LINES.test(promotion))
+    errors.push({ path: 'promotion', message: 'must be plain text, without control characters' });
   if (!fields['terms']) errors.push({ path: 'terms', message: 'must be accepted to apply' });
   if (errors.length) return { ok: false, errors };
   const ref = (fields['ref'] ?? '').trim().toLowerCase();

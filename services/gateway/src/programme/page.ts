@@ -4,18 +4,17 @@ import type { Sql } from '@platform/shared/db';
 import type { ErrorDetail } from '@platform/shared/errors';
 import type { Logger } from '@platform/shared/log';
 import type { GatewayConfig } from '../config.ts';
-import { reserveHourly } from '../dashboard/signup-limit.ts';
 import { forward } from '../forward.ts';
 import type { Requester } from '../requester.ts';
 import { toExpressPath } from '../openapi/express-path.ts';
 import { sendPage } from '../pages/shell.ts';
+import { decodeJson } from '@platform/shared/nats';
+import type { ApplicationReceived } from '@platform/shared/schemas/programme';
 import { checkApplication, readFields, type Fields } from './form.ts';
 import { messagePage, notFoundPage, programmePage, thanksPage } from './html.ts';
+import { APPLY_LIMITS, createApplyLimiter } from './limits.ts';
 import { findPublicProgramme } from './queries.ts';
 import { openProgrammePage, submitProgrammePage } from './specs.ts';
-
-/** Applications allowed per client address (any programme) and per e-mail domain (per programme) in an hour. */
-export const APPLY_LIMITS = { perIp: 10, perDomain: 30 };
 
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 const FORM_LIMIT = '16kb';
@@ -25,7 +24,8 @@ const FORM_LIMIT = '16kb';
  * (it reads the programme and computes its terms); an application is the affiliates service's
  * (programmePageApi.applyToProgramme), which makes the affiliate by the API's own path. The answer to an
  * application is the same whether or not the address applied before. Abuse limits per client address and per
- * e-mail domain are counted in Postgres, like sign-up's, before anything is made or mailed.
+ * e-mail domain are counted in Postgres, like sign-up's (limits.ts): the address's before anything is made or
+ * mailed, the domain's checked before and counted only when the service says the application made an affiliate.
  */
 export function createProgrammePage(deps: {
   config: GatewayConfig;
@@ -36,7 +36,7 @@ export function createProgrammePage(deps: {
   limits?: typeof APPLY_LIMITS;
 }): express.Router {
   const { config, sql, log } = deps;
-  const limits = deps.limits ?? APPLY_LIMITS;
+  const limiter = createApplyLimiter(sql, deps.limits ?? APPLY_LIMITS);
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 16 });
 
@@ -64,12 +64,8 @@ export function createProgrammePage(deps: {
     const checked = checkApplication(fields);
     if (!checked.ok) return refill(checked.errors);
     const email = checked.body.email;
-    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-    const wait = await reserveHourly(
-      sql,
-      [`apply-ip:${req.ip ?? 'unknown'}`, `apply-domain:${programme.merchantId}:${domain}`],
-      [limits.perIp, limits.perDomain],
-    );
+    const ip = req.ip ?? 'unknown';
+    const wait = await limiter.admit(programme.merchantId, email, ip);
     if (wait !== null) {
       res.setHeader('Retry-After', String(wait));
       log.info('application refused: over the limit', { merchant_id: programme.merchantId });
@@ -95,7 +91,10 @@ export function createProgrammePage(deps: {
       },
       config.RPC_TIMEOUT_MS,
     );
-    if (result.kind === 'ok') return sendPage(res, 200, thanksPage(programme));
+    if (result.kind === 'ok') {
+      if (decodeJson<ApplicationReceived>(result.body).created) await limiter.made(programme.merchantId, email, ip);
+      return sendPage(res, 200, thanksPage(programme));
+    }
     if (result.kind === 'error' && result.error.code === 'INVALID_INPUT')
       return refill(result.error.details ?? [{ path: 'form', message: result.error.message }]);
     if (result.kind === 'error' && result.error.code === 'NOT_FOUND') return sendPage(res, 404, notFoundPage());
