@@ -109,6 +109,31 @@ export async function loadAnalytics(
   );
 }
 
+/** The radio group that switches the measure a chart shows (here, and on the portal's Performance page). */
+export function MeasurePicker<M extends string>(props: {
+  measures: readonly { value: M; label: string }[];
+  value: M;
+  onChange: (measure: M) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>Measure</legend>
+      {props.measures.map((m) => (
+        <label class="choice" key={m.value}>
+          <input
+            type="radio"
+            name="measure"
+            value={m.value}
+            checked={props.value === m.value}
+            onChange={() => props.onChange(m.value)}
+          />
+          {m.label}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 /** One measure by day over the range (switchable), and the whole series as a CSV file. */
 export function SeriesSection(props: { span: Span; affiliateId?: string; fileName: string }) {
   const { span, affiliateId } = props;
@@ -120,21 +145,7 @@ export function SeriesSection(props: { span: Span; affiliateId?: string; fileNam
   return (
     <section aria-labelledby="series-heading">
       <h2 id="series-heading">Over time</h2>
-      <fieldset>
-        <legend>Measure</legend>
-        {MEASURES.map((m) => (
-          <label class="choice" key={m.value}>
-            <input
-              type="radio"
-              name="measure"
-              value={m.value}
-              checked={measure === m.value}
-              onChange={() => setMeasure(m.value)}
-            />
-            {m.label}
-          </label>
-        ))}
-      </fieldset>
+      <MeasurePicker measures={MEASURES} value={measure} onChange={setMeasure} />
       <Loaded state={series} what="the series">
         {(a) => <SeriesChart analytics={a} measure={measure} fileName={props.fileName} />}
       </Loaded>

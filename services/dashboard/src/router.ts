@@ -1,11 +1,18 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-/** Paths inside the app, without the /dashboard base. History API navigation: every page has its own URL. */
-export const BASE = '/dashboard';
+/**
+ * Paths inside the app, without its base: /dashboard, or /portal in the affiliate portal's bundle, built from the
+ * same modules (portal/main.tsx sets it before the first render). History API navigation: every page has its own URL.
+ */
+let base = '/dashboard';
+export const setBase = (to: string) => {
+  base = to;
+};
+export const appBase = () => base;
 
 export function currentPath(): string {
-  const path = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
+  const path = location.pathname.startsWith(base) ? location.pathname.slice(base.length) : location.pathname;
   return path === '' ? '/' : path.replace(/\/+$/, '') || '/';
 }
 
@@ -13,9 +20,10 @@ let moved = false;
 /** Whether the current page was reached inside the app (not by loading it): only then does focus move to its title. */
 export const reachedInApp = () => moved;
 
-export function navigate(path: string): void {
+export function navigate(path: string, opts: { replace?: boolean } = {}): void {
   moved = true;
-  history.pushState(null, '', BASE + path);
+  if (opts.replace) history.replaceState(null, '', base + path);
+  else history.pushState(null, '', base + path);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 

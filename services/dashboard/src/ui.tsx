@@ -1,14 +1,13 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { List, ListPage } from './hooks.ts';
-import { BASE, onLinkClick, reachedInApp } from './router.ts';
+import { appBase, onLinkClick, reachedInApp } from './router.ts';
 
 /**
- * The app that Page and Link are in: its name (the tab title's suffix), its base path and its navigation. The
- * dashboard's by default; the affiliate portal (src/portal) sets its own at start, as it is built from the same
- * components under another base.
+ * The name of the app that Page is in (the tab title's suffix): the dashboard's by default; the affiliate portal
+ * (src/portal) sets its own at start, as it is built from the same components (its base path is the router's).
  */
-const shell = { name: 'Dashboard', base: BASE, onLinkClick, reachedInApp };
+const shell = { name: 'Dashboard' };
 export const setShell = (s: typeof shell) => Object.assign(shell, s);
 
 /**
@@ -19,7 +18,7 @@ export function Page(props: { title: string; children: ComponentChildren; action
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${props.title} · ${shell.name}`;
-    if (shell.reachedInApp()) heading.current?.focus();
+    if (reachedInApp()) heading.current?.focus();
   }, [props.title]);
   return (
     <>
@@ -37,10 +36,10 @@ export function Page(props: { title: string; children: ComponentChildren; action
 export function Link(props: { to: string; children: ComponentChildren; class?: string; current?: boolean }) {
   return (
     <a
-      href={shell.base + props.to}
+      href={appBase() + props.to}
       class={props.class}
       aria-current={props.current ? 'page' : undefined}
-      onClick={(e) => shell.onLinkClick(e, props.to)}
+      onClick={(e) => onLinkClick(e, props.to)}
     >
       {props.children}
     </a>

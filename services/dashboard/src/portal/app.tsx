@@ -1,10 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { matchRoute } from '../router.ts';
+import { matchRoute, navigate, usePath } from '../router.ts';
 import { ErrorText, Link, Loading } from '../ui.tsx';
 import { portal, setPortalAuth, type PortalSession } from './api.ts';
 import { SignInPage } from './pages/sign-in.tsx';
 import { PORTAL_NAV, PORTAL_ROUTES, PortalNotFound } from './routes.tsx';
-import { navigate, usePath } from './router.ts';
 
 /**
  * The portal's shell: the affiliate's session (or the sign-in page), the header with the programme (a switcher when

@@ -4,8 +4,9 @@ import '../styles.css';
 import './portal.css';
 import { setShell } from '../ui.tsx';
 import { PortalApp } from './app.tsx';
-import { onLinkClick, PORTAL_BASE, reachedInApp } from './router.ts';
+import { setBase } from '../router.ts';
 
-// The dashboard's components (Page, Link) under the portal's name, base and navigation.
-setShell({ name: 'Affiliate portal', base: PORTAL_BASE, onLinkClick, reachedInApp });
+// The dashboard's components (Page, Link) and navigation under the portal's name and base.
+setBase('/portal');
+setShell({ name: 'Affiliate portal' });
 render(<PortalApp />, document.getElementById('app')!);

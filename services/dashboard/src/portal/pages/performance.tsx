@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
-import { useRange } from '../../analytics.tsx';
+import { MeasurePicker, useRange } from '../../analytics.tsx';
 import { DailyChart } from '../../chart.tsx';
 import { useLoad } from '../../hooks.ts';
 import type { Preset } from '../../range.ts';
@@ -45,21 +45,7 @@ export function PerformancePage(props: { session: PortalSession }) {
           </select>
         </Field>
       </form>
-      <fieldset>
-        <legend>Measure</legend>
-        {MEASURES.map((m) => (
-          <label class="choice" key={m.value}>
-            <input
-              type="radio"
-              name="measure"
-              value={m.value}
-              checked={measure === m.value}
-              onChange={() => setMeasure(m.value)}
-            />
-            {m.label}
-          </label>
-        ))}
-      </fieldset>
+      <MeasurePicker measures={MEASURES} value={measure} onChange={setMeasure} />
       <Loaded state={series} what="your performance">
         {(p) => <Series performance={p} measure={measure} />}
       </Loaded>
