@@ -138,6 +138,8 @@ t.test('the page settings refuse a bad slug, a taken one, a bad terms URL and ba
     [{ slug: 'Has Spaces' }, 'slug'],
     [{ slug: 'x' }, 'slug'],
     [{ slug: 'ok-slug', terms_url: 'ftp://terms.example.com' }, 'terms_url'],
+    [{ slug: 'ok-slug', terms_url: 'https://' }, 'terms_url'],
+    [{ slug: 'ok-slug', terms_url: 'https://terms.example.com/a b' }, 'terms_url'],
     [{ slug: 'ok-slug', frame_origins: ['https://app.example.com/path'] }, 'frame_origins.0'],
     [{ slug: 'ok-slug', frame_origins: ['http://app.example.com'] }, 'frame_origins.0'],
     [{ slug: 'ok-slug', frame_origins: ['https://*.example.com'] }, 'frame_origins.0'],

@@ -26,6 +26,18 @@ const presentTier = (t: TierRow) => ({
   created_at: t.created_at.toISOString(),
 });
 
+/** An absolute http(s) URL with a host and no spaces (https only in production), as the database's check holds. */
+function isTermsUrl(value: string, production: boolean): boolean {
+  if (/\s/.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return url.hostname !== '' && (url.protocol === 'https:' || (!production && url.protocol === 'http:'));
+}
+
 /**
  * Settings: the programme's settings (written by the same writer as the operator CLI's `merchant settings`,
  * shared/src/settings-writer.ts) and tiers. The session's merchant only. The team is routes-team.ts's.
@@ -105,7 +117,7 @@ export const programmePageRoutes = (config: GatewayConfig) => {
     handle(pageSpecs.updateProgrammePage, async (ctx, { body }) => {
       const merchantId = ctx.session.merchantId;
       const termsUrl = body.terms_url === undefined ? undefined : body.terms_url;
-      if (termsUrl && !(/^https:\/\//.test(termsUrl) || (!production && /^http:\/\//.test(termsUrl))))
+      if (termsUrl && !isTermsUrl(termsUrl, production))
         throw invalidInput('terms_url', production ? 'must be an https URL' : 'must be an http or https URL');
       const origins: string[] = [];
       for (const [i, value] of (body.frame_origins ?? []).entries()) {
