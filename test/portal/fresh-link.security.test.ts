@@ -121,3 +121,19 @@ t.test("a mailed link survives a scanner's GETs and another site's POST; the per
   t.ok(opened.cookie);
   t.equal((await openLink(base, url)).status, 410, 'once');
 });
+
+t.test('a link continued in several tabs at once opens one session', async (t) => {
+  const a = await approvedAffiliate(m);
+  t.equal((await portal(base, null, 'POST', '/portal/api/sign-in', { email: a.email })).status, 202);
+  const { url } = await newestPortalLink(base, a.email);
+  const path = base + new URL(url).pathname;
+  const tabs = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      fetch(path, { method: 'POST', redirect: 'manual', headers: { 'sec-fetch-site': 'same-origin' } }),
+    ),
+  );
+  t.same(tabs.map((r) => r.status).sort(), [303, 410, 410, 410, 410], 'one opens it; the others find it used');
+  const [sessions] = await platform.sql<{ n: number }[]>`
+    select count(*)::int as n from portal_sessions where merchant_id = ${m.id} and affiliate_id = ${a.id}`;
+  t.equal(sessions!.n, 1, 'one session');
+});
