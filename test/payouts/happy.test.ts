@@ -34,6 +34,8 @@ const PAYOUT_FIELDS = [
   'held_reason',
   'exported_at',
   'adjustments',
+  'adjustment_count',
+  'adjustments_amount',
 ].sort();
 
 /** Orders [affiliate_id, currency, …] rows. */
