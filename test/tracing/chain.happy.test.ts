@@ -15,6 +15,8 @@ import {
 // Every service as its own process, tracing to the test's OTLP receiver (JSON protocol).
 const stack = await startTracedStack(t);
 
+/** The services that run an outbox relay (OUTBOX_RELAY): any of them may publish a row, whoever wrote it. */
+const RELAY = '(affiliates|commissions|events)';
 /** What a span is, for comparing paths: service, kind and name. */
 const describe = (s: ReceivedSpan) => `${s.service} ${kindName(s.kind)} ${s.name}`;
 const kindName = (kind: number) => Object.entries(SPAN_KIND).find(([, k]) => k === kind)?.[0] ?? String(kind);
@@ -60,12 +62,15 @@ t.test('POST /api/v1/events to the webhook of its commission is one trace, hop b
       s.every((x) => x.attributes['db.system.name'] !== 'postgresql' || s.some((p) => p.spanId === x.parentSpanId)),
     'the webhook POST span, its every ancestor and the database spans',
   );
-  // The outbox relay that published commission.created (any service's, see below) adds its service's span.
-  const relay = spans.find((s) => / producer send .*\.domain\.commission\.created$/.test(describe(s)))?.service;
+  // The outbox relays that published conversion.recorded and commission.created (any service's, see below) add
+  // their services' spans.
+  const relays = spans
+    .filter((s) => / producer send .*\.(domain\.commission\.created|conversion\.recorded)$/.test(describe(s)))
+    .map((s) => s.service);
   t.same(
     [...new Set(spans.map((s) => s.service))].sort(),
-    [...new Set(['commissions', 'dispatcher', 'events', 'gateway', ...(relay ? [relay] : [])])].sort(),
-    'gateway, events, commissions and dispatcher spans in the one trace (and the relay that published)',
+    [...new Set(['commissions', 'dispatcher', 'events', 'gateway', ...relays])].sort(),
+    'gateway, events, commissions and dispatcher spans in the one trace (and the relays that published)',
   );
 
   const post = webhookSpan(spans)!;
@@ -83,10 +88,11 @@ t.test('POST /api/v1/events to the webhook of its commission is one trace, hop b
     // Published by an outbox relay: the writer's own as a rule, but every service runs one and any may claim the
     // row first (on a busy machine another often does). The outbox row keeps the context of the transaction that
     // wrote it, so the next hop is that transaction whichever relay sent it.
-    /^(commissions|events|dispatcher|affiliates|payments) producer send .*\.domain\.commission\.created$/,
+    new RegExp(`^${RELAY} producer send .*\\.domain\\.commission\\.created$`),
     'commissions client process conversions',
     /^commissions consumer process .*\.conversion\.recorded$/,
-    /^events producer send .*\.conversion\.recorded$/,
+    // Written to the outbox by the events service's recording, published by any relay likewise.
+    new RegExp(`^${RELAY} producer send .*\\.conversion\\.recorded$`),
     /^events consumer process .*\.rpc\.events\.record$/,
     /^gateway producer send .*\.rpc\.events\.record$/,
     'gateway server POST /api/v1/events',
