@@ -9,9 +9,9 @@ import { PaymentsEnv } from '@platform/payments/config';
 /**
  * The platform's services: the one list that `npm start` (scripts/start.ts), the bundles and the container image
  * (scripts/bundle.ts, build.ts, image-layout.ts), the chart's values schema (scripts/chart-schema.ts) and the
- * README's test read. A new service is a folder of services/ with the skeleton (docs/CONTRIBUTING.md) and a line
- * here. The merchant dashboard is not one: it is a browser app, built by services/dashboard/build.ts and served by
- * the gateway.
+ * README's test read, and the Tiltfile through `npm run -s services -- --json`. A new service is a folder of
+ * services/ with the skeleton (docs/CONTRIBUTING.md) and a line here. The merchant dashboard is not one: it is a
+ * browser app, built by services/dashboard/build.ts and served by the gateway.
  *
  * Everything but the name and the configuration schema is read from the schema, so that nothing here can disagree
  * with what the service checks at start: its ports are the defaults of OPS_PORT and PORT, its database the
@@ -67,3 +67,16 @@ export const PLATFORM_SERVICES: readonly PlatformService[] = Object.entries(ENVS
 
 /** Their names, in the same order. */
 export const SERVICES: readonly string[] = PLATFORM_SERVICES.map((service) => service.name);
+
+/**
+ * `npm run -s services -- --json`: the registry for what is not TypeScript (the Tiltfile): each service's name and
+ * ports, in the order above.
+ */
+if (import.meta.main) {
+  if (!process.argv.includes('--json')) {
+    process.stderr.write('usage: npm run -s services -- --json\n');
+    process.exit(2);
+  }
+  const listed = PLATFORM_SERVICES.map(({ name, httpPort, opsPort }) => ({ name, httpPort, opsPort }));
+  process.stdout.write(`${JSON.stringify(listed)}\n`);
+}

@@ -1,12 +1,16 @@
+import { execSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parse, parseAllDocuments } from 'yaml';
+import { PLATFORM_SERVICES } from '../../scripts/services.ts';
 import { helm, renderableChart, renderChart, validateObject, type K8sObject } from '../helpers/helm.ts';
 import { ROOT } from '../helpers/platform.ts';
 
 // `tilt up` cannot run here (no cluster), so the Tiltfile is checked against what it names: the paths exist, the
-// resources it configures are the ones the chart and the dev manifests make, and those render and validate.
+// resources it configures are the ones the chart and the dev manifests make, and those render and validate. The
+// services' resources come from the registry (scripts/services.ts) by the command the Tiltfile runs, so that command
+// is run here and the Tiltfile's loop over its answer is read as Tilt would evaluate it.
 t.setTimeout(60_000);
 
 const tiltfile = readFileSync(join(ROOT, 'Tiltfile'), 'utf8');
@@ -18,6 +22,22 @@ const devValues = parse(readFileSync(join(ROOT, 'deploy/dev/values.yaml'), 'utf8
   image: { repository: string };
   gateway?: { port: number };
 };
+
+/** What the Tiltfile's `local(...)` prints, run as Tilt runs it: by the shell, in the Tiltfile's folder. */
+const registryCommand = /^SERVICES = decode_json\(str\(local\('([^']+)', quiet=True\)\)\)$/m.exec(code)?.[1];
+const registry = registryCommand
+  ? (JSON.parse(execSync(registryCommand, { cwd: ROOT, encoding: 'utf8' })) as {
+      name: string;
+      httpPort: number | null;
+      opsPort: number;
+    }[])
+  : [];
+/** The resources the Tiltfile configures: those it names, and one per service in its loop over the registry. */
+const loop = /^for service in SERVICES:\n {4}k8s_resource\(\n {8}RELEASE \+ '-' \+ service\['name'\],$/m.test(code);
+const configured = [
+  ...[...code.matchAll(/k8s_resource\('([^']+)'/g)].map((m) => m[1]!),
+  ...(loop ? registry.map((service) => `${RELEASE}-${service.name}`) : []),
+];
 
 t.test('every path the Tiltfile names exists', async (t) => {
   t.equal(APP, '.tilt/app', 'the layout goes to an ignored folder');
@@ -50,6 +70,19 @@ t.test('the image is built from the layout script, live-updated by syncing the b
   );
 });
 
+t.test('the Tiltfile declares a resource for every service of the registry', async (t) => {
+  t.ok(registryCommand, 'it reads the registry with a command');
+  t.match(code, /^watch_file\('scripts\/services\.ts'\)$/m, 'and reloads when the registry changes');
+  t.same(
+    registry,
+    PLATFORM_SERVICES.map(({ name, httpPort, opsPort }) => ({ name, httpPort, opsPort })),
+    'the command prints every service of the registry, in its order',
+  );
+  t.ok(loop, 'one k8s_resource per service it printed, named as the chart names the Deployment');
+  for (const { name } of PLATFORM_SERVICES)
+    t.equal(configured.filter((r) => r === `${RELEASE}-${name}`).length, 1, `${name}: one resource`);
+});
+
 t.test("the resources the Tiltfile configures are the chart's and the dev manifests' workloads", async (t) => {
   t.match(code, `helm('charts/affiliate-platform', name=RELEASE, values=['deploy/dev/values.yaml'])`);
   const lint = await helm(t, ['lint', '--strict', renderableChart(t), '-f', join(ROOT, 'deploy/dev/values.yaml')]);
@@ -63,14 +96,18 @@ t.test("the resources the Tiltfile configures are the chart's and the dev manife
   const workloads = [...chart, ...manifests]
     .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
     .map((o) => o.metadata.name);
-  const configured = [...code.matchAll(/k8s_resource\('([^']+)'/g)].map((m) => m[1]!);
   t.same([...configured].sort(), [...workloads].sort(), 'one k8s_resource per workload, each of them real');
-  const gatewayForward = /k8s_resource\('[a-z-]+-gateway', port_forwards=\['8080:(\d+)'/.exec(code)?.[1];
+  const forwards = /^PORT_FORWARDS = \{'gateway': \['8080:(\d+)', '9100:(\d+)'\]\}$/m.exec(code);
   const gateway = chart.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-gateway'))!;
-  const http = gateway.spec.template.spec.containers[0].ports.find((p: { name: string }) => p.name === 'http');
-  t.equal(Number(gatewayForward), http.containerPort, "localhost:8080 forwards to the gateway's HTTP port");
-  const command = gateway.spec.template.spec.containers[0].command as string[];
-  t.ok(command.includes('--watch'), 'synced bundles restart the service');
+  const port = (name: string) =>
+    gateway.spec.template.spec.containers[0].ports.find((p: { name: string }) => p.name === name)?.containerPort;
+  t.equal(Number(forwards?.[1]), port('http'), "localhost:8080 forwards to the gateway's HTTP port");
+  t.equal(Number(forwards?.[2]), port('ops'), 'localhost:9100 to its ops port');
+  for (const { name } of PLATFORM_SERVICES) {
+    const deployment = chart.find((o) => o.kind === 'Deployment' && o.metadata.name === `${RELEASE}-${name}`);
+    const command = (deployment?.spec.template.spec.containers[0].command ?? []) as string[];
+    t.ok(command.includes('--watch'), `${name}: synced bundles restart the service`);
+  }
   t.equal(
     gateway.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem,
     false,
