@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
 import { freePort } from '../../scripts/infra.ts';
+import { SERVICES } from '../../scripts/services.ts';
 import { createTestNats, NATS_URL, ROOT } from '../helpers/platform.ts';
 
 // A newcomer's first `npm start` meets a busy port or a database that is not there: one line that says what to do,
@@ -27,8 +28,7 @@ async function start(t: Test, env: Record<string, string>): Promise<{ code: numb
 
 const ports = async () => {
   const env: Record<string, string> = { PORT: String(await freePort()) };
-  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER'])
-    env[`${service}_OPS_PORT`] = String(await freePort());
+  for (const service of SERVICES) env[`${service.toUpperCase()}_OPS_PORT`] = String(await freePort());
   return env;
 };
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { freePort } from '../../scripts/infra.ts';
+import { SERVICES } from '../../scripts/services.ts';
 import { createTestDatabase, createTestNats, NATS_URL, ROOT, sleep } from '../helpers/platform.ts';
 
 // `npm start` is a promise to a newcomer: the platform answers on its port within a minute and Ctrl-C stops it all.
@@ -18,9 +19,9 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
     PORT: String(port),
     LOG_LEVEL: 'info',
   };
-  // Ops ports of its own, so the test does not collide with a platform a developer is running.
-  for (const service of ['GATEWAY', 'AFFILIATES', 'EVENTS', 'COMMISSIONS', 'DISPATCHER'])
-    env[`${service}_OPS_PORT`] = String(await freePort());
+  // Ops ports of its own for every service of the registry, so the test does not collide with a platform a developer
+  // is running.
+  for (const service of SERVICES) env[`${service.toUpperCase()}_OPS_PORT`] = String(await freePort());
 
   const started = Date.now();
   const child = spawn(process.execPath, [`${ROOT}scripts/start.ts`], {
@@ -36,9 +37,8 @@ t.test('npm start runs every service, answers within 60 s, and stops cleanly on 
   });
 
   // Ready when the gateway answers and every service has logged that it started, each as its own process.
-  const services = ['gateway', 'affiliates', 'events', 'commissions', 'dispatcher'];
   const allStarted = () =>
-    services.every((s) => new RegExp(`${s}\\s*\\| .*"msg":"(started|listening)"`).test(output.join('')));
+    SERVICES.every((s) => new RegExp(`${s}\\s*\\| .*"msg":"(started|listening)"`).test(output.join('')));
   let ready = false;
   while (!ready && Date.now() - started < 60_000 && child.exitCode === null) {
     try {
