@@ -36,6 +36,23 @@ const boundaries = [
   { target: './shared', from: elsewhere, message: 'shared/ is below every service: it imports none.' },
 ];
 
+/** What a service's domain/ may not import but for types: the modules that read, write or talk. */
+const DOMAIN_IO_MODULES = [
+  ...['db', 'outbox', 'outbox-relay', 'transactions', 'affiliate-view', 'nats', 'service', 'operation'].map(
+    (name) => `@platform/shared/${name}`,
+  ),
+  ...['request-server', 'batcher', 'consume', 'purge', 'partitions', 'settings-writer', 'mail', 'migrate'].map(
+    (name) => `@platform/shared/${name}`,
+  ),
+  'postgres',
+  'nodemailer',
+  'undici',
+  ...['fs', 'fs/promises', 'http', 'https', 'http2', 'child_process', 'dgram', 'dns', 'dns/promises', 'tls'].flatMap(
+    (name) => [`node:${name}`, name],
+  ),
+];
+const DOMAIN_IO = 'domain/ decides and does no I/O: read and write in an operation or a worker of src/.';
+
 export default tseslint.config(
   {
     ignores: ['**/node_modules/**', '**/dist/**', '.data/**', 'services/dashboard/src/generated/**', 'charts/**'],
@@ -75,26 +92,29 @@ export default tseslint.config(
   },
   {
     // A service's domain/ holds its rules as functions of what they are given (docs/CONTRIBUTING.md): it reads and
-    // writes nothing itself, so it imports no query module, pool, outbox, transaction helper, bus or file system.
-    // Types from them are allowed: a rule may name the rows it is handed.
+    // writes nothing itself, so it imports no query module, pool, outbox, transaction helper, bus, socket or file
+    // system, nor the service's deps (its pool, bus and clock) or operations. Types from them are allowed: a rule
+    // may name the rows it is handed. Modules are named in full (`paths`): the `patterns` globs have no braces.
     files: ['services/*/src/domain/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
+          paths: [
+            ...DOMAIN_IO_MODULES.map((name) => ({ name, allowTypeImports: true, message: DOMAIN_IO })),
+            // Its address helpers (isIP, BlockList) compute; its sockets do not.
+            ...['node:net', 'net'].map((name) => ({
+              name,
+              importNames: ['connect', 'createConnection', 'createServer', 'Server', 'Socket'],
+              allowTypeImports: true,
+              message: DOMAIN_IO,
+            })),
+          ],
           patterns: [
             {
-              group: [
-                '../queries/*',
-                '**/queries/*',
-                '@platform/shared/{db,outbox,outbox-relay,transactions,affiliate-view,nats,service,operation,request-server}',
-                '@platform/shared/{batcher,consume,purge,partitions,settings-writer,mail}',
-                'postgres',
-                '@nats-io/*',
-                'node:{fs,fs/promises,http,https,child_process}',
-              ],
+              group: ['**/queries/*', '**/operations/*', '**/deps.ts', '@nats-io/*'],
               allowTypeImports: true,
-              message: 'domain/ decides and does no I/O: read and write in an operation or a worker of src/.',
+              message: DOMAIN_IO,
             },
           ],
         },
