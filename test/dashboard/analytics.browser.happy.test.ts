@@ -44,9 +44,12 @@ const posted = [
   { event_type: 'purchase', external_id: 'o-cookie', amount: 100, currency: 'USD', cookie_id: clicks[0] },
   { event_type: 'purchase', external_id: 'o-coupon', amount: 50, currency: 'USD', coupon: 'BOB10' },
 ];
+/** The events as recorded (their ids and instants, for the CSV files), by external id. */
+const recorded = new Map<string, { id: string; created_at: string }>();
 for (const body of posted) {
   const res = await m.client.post('/api/v1/events', body);
   if (res.status !== 201) throw new Error(`recording an event: ${res.status} ${res.text}`);
+  recorded.set(body.external_id, res.body);
 }
 // Commissions are rolled up too: wait for both, then for the drain.
 await eventually(
@@ -246,6 +249,48 @@ t.test('the Analytics page at 1280 px: series, measures, range, top tables, even
     ],
   );
 
+  // The events' CSV: the page shown, its joined columns apart, the attribution and the recorded instants.
+  const eventsHeader = [
+    'Event id',
+    'Event type',
+    'External id',
+    'Amount',
+    'Currency',
+    'Affiliate id',
+    'Attribution',
+    'Click',
+    'Coupon',
+    'Recorded',
+  ];
+  const cookieLine = (e: { id: string; created_at: string }) => [
+    e.id,
+    'purchase',
+    'o-cookie',
+    '100',
+    'USD',
+    ann.id,
+    'Cookie',
+    clicks[0]!,
+    '',
+    e.created_at,
+  ];
+  const couponCsv = recorded.get('o-coupon')!;
+  const cookieCsv = recorded.get('o-cookie')!;
+  t.same(
+    await csvRows(
+      page,
+      page
+        .getByRole('region', { name: 'Conversion events' })
+        .getByRole('button', { name: 'Download CSV of the events' }),
+    ),
+    [
+      eventsHeader,
+      [couponCsv.id, 'purchase', 'o-coupon', '50', 'USD', bob.id, 'Coupon', '', 'BOB10', couponCsv.created_at],
+      cookieLine(cookieCsv),
+    ],
+    'each event shown, newest first',
+  );
+
   t.same(await seriousViolations(page), [], 'axe: Analytics at 1280 px');
   await affiliates.getByRole('link', { name: 'Ann Archer' }).click();
   await page.getByRole('heading', { level: 2, name: 'Ann Archer' }).waitFor();
@@ -261,7 +306,42 @@ t.test('the Analytics page at 1280 px: series, measures, range, top tables, even
     [['purchase o-cookie', '$100.00', ann.id, 'Cookie', clicks[0], '—']],
     'her events only',
   );
+  t.same(
+    await csvRows(page, own.getByRole('button', { name: 'Download CSV of the events' })),
+    [eventsHeader, cookieLine(cookieCsv)],
+    'her events as a file',
+  );
+  // Her top tables: her traffic only (Bob's coupon event is not hers); no affiliates' table, it would be hers alone.
+  t.equal(await own.getByRole('region', { name: 'Top affiliates' }).count(), 0, 'no top affiliates');
+  t.same(
+    await rows(own.getByRole('region', { name: 'Top coupons' })),
+    [['None', '0', '1', '$100.00', '$10.00']],
+    'her coupons: none (coupons have no clicks)',
+  );
+  const herTops: [string, string][] = [
+    ['Top countries', 'DE'],
+    ['Top referrers', 'news.example.org'],
+    ['Top landing pages', 'https://shop.example.com/'],
+    ['Devices', 'mobile'],
+  ];
+  for (const [region, value] of herTops)
+    t.same(await rows(own.getByRole('region', { name: region })), [[value, ...annRow]], `her ${region.toLowerCase()}`);
+  const countries = own.getByRole('region', { name: 'Top countries' });
+  t.same(
+    await csvRows(page, countries.getByRole('button', { name: 'Download CSV of top countries' })),
+    [
+      ['Country', 'Clicks', 'Conversions', 'Revenue (USD)', 'Commissions (USD)'],
+      ['DE', '3', '1', '100.00', '10.00'],
+    ],
+    'her countries as a file',
+  );
   t.same(await seriousViolations(page), [], 'axe: the affiliate at 1280 px');
+  await own.getByRole('combobox', { name: /^Range/ }).selectOption({ label: 'Custom' });
+  const yesterday = new Date(Date.parse(`${last}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  await own.getByLabel('From').fill(first);
+  await own.getByLabel('To', { exact: true }).fill(yesterday);
+  await countries.getByText('Nothing in this range.').waitFor();
+  t.pass('her top tables follow the range');
   t.same(
     consoleErrors.filter((e) => !e.startsWith('Failed to load resource')),
     [],
@@ -285,6 +365,11 @@ t.test('at 390 px, as a viewer: the pages read, axe passes, nothing scrolls side
     await loaded(page);
     t.equal(await page.getByRole('alert').count(), 0, `${path}: a viewer reads it all`);
     t.equal(await seriesTotal(page), 3, `${path}: the clicks`);
+    t.equal(
+      await page.getByRole('region', { name: 'Top countries' }).locator('tbody tr').count(),
+      path === '/analytics' ? 2 : 1,
+      `${path}: the top countries (Bob's event has none; on Ann's page, only hers)`,
+    );
     t.same(await overflowingElements(page), [], `${path}: nothing wider than 390 px`);
     t.equal(
       await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth'),

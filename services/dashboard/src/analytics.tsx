@@ -2,13 +2,14 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from './api.ts';
 import { DailyChart } from './chart.tsx';
 import { toCsv } from './csv.ts';
-import { useList, useLoad } from './hooks.ts';
+import { useLoad } from './hooks.ts';
 import { rangeSpan, today, type Preset, type Range, type Span } from './range.ts';
-import { Field, formatMoney, formatTime, Link, Loaded, PagedTable } from './ui.tsx';
+import { Field, formatMoney, Loaded } from './ui.tsx';
 
 /**
- * What the Analytics page and an affiliate's page share: the date range with its presets and time zone, the series
- * of one measure over time (from GET /api/v1/analytics by day) and the conversion events with their attribution.
+ * What the Analytics page and an affiliate's page share: the date range with its presets and time zone, and the
+ * series of one measure over time (from GET /api/v1/analytics by day), which downloads as a CSV file. Their tables
+ * are in analytics-tables.tsx.
  */
 
 const PRESETS: { value: Preset; label: string }[] = [
@@ -76,6 +77,7 @@ export function RangeControls(props: { range: Range; set: (change: Partial<Range
 }
 
 type Analytics = Schemas['Analytics'];
+type Row = Schemas['AnalyticsRow'];
 export type Dimension = 'affiliate' | 'coupon' | 'country' | 'referrer' | 'landing_page' | 'device';
 type Grouping = 'day' | Dimension;
 type Measure = 'clicks' | 'conversions' | 'revenue' | 'commissions';
@@ -95,7 +97,7 @@ export const measureColumns = (currency: string) => [
 ];
 
 /** A row's four measures as the API gives them (money as exact decimals): the CSV's cells. */
-export const measureCells = (r: Analytics['data'][number]) => [r.clicks, r.conversions, r.revenue, r.commissions];
+export const measureCells = (r: Row) => [r.clicks, r.conversions, r.revenue, r.commissions];
 
 /** The analytics for `span` (and one affiliate), grouped as asked. */
 export async function loadAnalytics(
@@ -183,59 +185,6 @@ function SeriesChart(props: { analytics: Analytics; measure: Measure; fileName: 
         Download the series (CSV)
       </button>
     </>
-  );
-}
-
-type StoredEvent = Schemas['StoredConversionEvent'];
-
-/** How an event was attributed, in words. */
-const attributionText = (e: StoredEvent) =>
-  e.attribution ? (e.attribution.method === 'cookie' ? 'Cookie' : 'Coupon') : 'Not attributed';
-
-/** The conversion events of the range (and one affiliate), newest first, paged, each with its attribution. */
-export function EventsSection(props: { span: Span; affiliateId?: string }) {
-  const { span, affiliateId } = props;
-  const events = useList(
-    async (cursor) =>
-      unwrap(
-        await api.GET('/api/v1/events', {
-          params: {
-            query: {
-              created_after: span.start,
-              created_before: span.end,
-              limit: 25,
-              ...(affiliateId ? { affiliate_id: affiliateId } : {}),
-              ...(cursor ? { cursor } : {}),
-            },
-          },
-        }),
-      ),
-    [span, affiliateId],
-  );
-  return (
-    <section aria-labelledby="events-heading">
-      <h2 id="events-heading">Conversion events</h2>
-      <PagedTable
-        list={events}
-        what="events"
-        empty="No event in this range."
-        columns={['Event', 'Amount', 'Affiliate', 'Attribution', 'Click', 'Coupon', 'Recorded']}
-        label="Events"
-        row={(e) => (
-          <tr key={e.id}>
-            <td>
-              {e.event_type} <code>{e.external_id}</code>
-            </td>
-            <td>{formatMoney(e.amount, e.currency)}</td>
-            <td>{e.affiliate_id ? <Link to={`/affiliates/${e.affiliate_id}`}>{e.affiliate_id}</Link> : '—'}</td>
-            <td>{attributionText(e)}</td>
-            <td>{e.attribution?.click_id ? <code>{e.attribution.click_id}</code> : '—'}</td>
-            <td>{e.attribution?.coupon ? <code>{e.attribution.coupon}</code> : '—'}</td>
-            <td>{formatTime(e.created_at)}</td>
-          </tr>
-        )}
-      />
-    </section>
   );
 }
 

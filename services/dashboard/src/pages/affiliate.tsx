@@ -1,4 +1,5 @@
-import { EventsSection, RangeControls, SeriesSection, useRange } from '../analytics.tsx';
+import { RangeControls, SeriesSection, useRange } from '../analytics.tsx';
+import { EventsSection, TopTables } from '../analytics-tables.tsx';
 import { api, dash, unwrap, type Schemas } from '../api.ts';
 import { useAction, useForm, useList, useLoad } from '../hooks.ts';
 import { ErrorText, Field, formatTime, Link, Loaded, Page, PagedTable, Status } from '../ui.tsx';
@@ -21,7 +22,7 @@ const MOVES: Record<Affiliate['status'], { to: Affiliate['status']; label: strin
 
 /**
  * One affiliate: status moves, custom rate and tier, referral link, tax form and payout details, lineage (parent and
- * children), coupons, and its analytics (the series and its conversion events).
+ * children), coupons, and its analytics (the series, the top tables and the conversion events).
  */
 export function AffiliatePage(props: { affiliateId: string }) {
   const affiliate = useLoad(
@@ -238,15 +239,17 @@ function Coupons(props: { affiliateId: string }) {
   );
 }
 
-/** The Analytics page's series and events, for this affiliate only. */
+/** The Analytics page's series, top tables (but the affiliates') and events, for this affiliate only. */
 function AffiliateAnalytics(props: { affiliateId: string }) {
   const { range, span, set } = useRange();
+  const shared = { span, affiliateId: props.affiliateId, fileName: `analytics-${props.affiliateId}` };
   return (
     <section aria-labelledby="analytics-heading">
       <h2 id="analytics-heading">Analytics</h2>
       <RangeControls range={range} set={set} />
-      <SeriesSection span={span} affiliateId={props.affiliateId} fileName={`analytics-${props.affiliateId}`} />
-      <EventsSection span={span} affiliateId={props.affiliateId} />
+      <SeriesSection {...shared} />
+      <TopTables {...shared} />
+      <EventsSection {...shared} />
     </section>
   );
 }
