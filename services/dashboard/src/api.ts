@@ -29,6 +29,10 @@ const session: Middleware = {
     if (response.status === 401 && !request.url.endsWith('/dashboard/api/session')) onSignedOut();
     return response;
   },
+  // No answer (offline): the failure in words, like a refusal's, the network error kept as its cause.
+  onError({ error }) {
+    return new RequestFailed(undefined, { cause: error });
+  },
 };
 
 const options = { baseUrl: location.origin, credentials: 'same-origin' as const };
@@ -46,11 +50,14 @@ interface ErrorBody {
   error?: { code?: string; message?: string; details?: ErrorDetail[] };
 }
 
-/** A refused or failed request: the message in words, and the API's per-field problems (INVALID_INPUT). */
+/**
+ * A refused or failed request: the message in words, and the API's per-field problems (INVALID_INPUT). `body` is the
+ * error answer (none when no answer came: `cause` then says why).
+ */
 export class RequestFailed extends Error {
   readonly details: ErrorDetail[];
-  constructor(body: unknown) {
-    super(errorText(body));
+  constructor(body: unknown, options?: ErrorOptions) {
+    super(errorText(body), options);
     const e = (body as ErrorBody | undefined)?.error;
     this.name = 'RequestFailed';
     this.details = e?.details ?? [];

@@ -2,12 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { dash, setSessionAuth, type Session } from './api.ts';
 import { matchRoute, navigate, usePath } from './router.ts';
 import { Link, Loading } from './ui.tsx';
-import { ForgotPassword, ResetPassword } from './pages/password-reset.tsx';
 import { SignIn } from './pages/sign-in.tsx';
-import { SignUp } from './pages/sign-up.tsx';
-import { Verify } from './pages/verify.tsx';
-import { AcceptInvitation } from './pages/accept.tsx';
-import { ROUTES } from './pages/index.tsx';
+import { LINK_ROUTES, ROUTES, SIGNED_OUT_ROUTES } from './pages/index.tsx';
 import { NotFound } from './pages/not-found.tsx';
 
 const NAV = [
@@ -41,17 +37,10 @@ export function App() {
     setSession(s);
     navigate('/');
   };
-  // A verification link signs its owner in, whoever was signed in here before.
-  if (path === '/verify') return <Verify onSignedIn={signedIn} />;
-  // An invitation's link makes a new member and signs them in, whoever was signed in here before.
-  if (path === '/accept') return <AcceptInvitation onSignedIn={signedIn} />;
-  // A reset link signs its user in too; the sessions it ends include any open here.
-  if (path === '/reset') return <ResetPassword onSignedIn={signedIn} />;
-  if (session === null) {
-    if (path === '/signup') return <SignUp />;
-    if (path === '/forgot') return <ForgotPassword />;
-    return <SignIn onSignedIn={signedIn} />;
-  }
+  // An e-mailed link's page first, whoever is signed in; then, signed out, a page of theirs or the sign-in page.
+  const outside = matchRoute(LINK_ROUTES, path) ?? (session === null ? matchRoute(SIGNED_OUT_ROUTES, path) : undefined);
+  if (outside) return <outside.route.page params={outside.params} context={signedIn} />;
+  if (session === null) return <SignIn onSignedIn={signedIn} />;
   const signOut = async () => {
     await dash.DELETE('/dashboard/api/session');
     setSession(null);

@@ -2,6 +2,7 @@ import type { Session } from '../api.ts';
 import type { Route } from '../router.ts';
 import { AffiliatePage } from './affiliate.tsx';
 import { AffiliatesPage } from './affiliates.tsx';
+import { AcceptInvitation } from './accept.tsx';
 import { AnalyticsPage } from './analytics.tsx';
 import { BalancePage } from './balance.tsx';
 import { CommissionsPage } from './commissions.tsx';
@@ -9,8 +10,11 @@ import { KeyPage } from './key.tsx';
 import { KeysPage } from './keys.tsx';
 import { OverviewPage } from './overview.tsx';
 import { PlanPage } from './settings-plan.tsx';
+import { ForgotPassword, ResetPassword } from './password-reset.tsx';
 import { PayoutsPage } from './payouts.tsx';
 import { SettingsPage } from './settings.tsx';
+import { SignUp } from './sign-up.tsx';
+import { Verify } from './verify.tsx';
 import { WebhookPage } from './webhook.tsx';
 import { WebhooksPage } from './webhooks.tsx';
 
@@ -32,4 +36,23 @@ export const ROUTES: Route<Session>[] = [
   { path: '/settings/plan', page: ({ context }) => <PlanPage session={context} /> },
   { path: '/settings/keys', page: ({ context }) => <KeysPage session={context} /> },
   { path: '/settings/keys/:id', page: ({ params, context }) => <KeyPage keyId={params['id']!} session={context} /> },
+];
+
+/** What the pages outside a session are given: the way to sign in with the session a page has made. */
+type SignedIn = (session: Session) => void;
+
+/**
+ * The pages of a link sent by e-mail, shown whoever is signed in here before: each signs its owner in (a verified
+ * address, a new member from an invitation, a reset password; the sessions a reset ends include any open here).
+ */
+export const LINK_ROUTES: Route<SignedIn>[] = [
+  { path: '/verify', page: ({ context }) => <Verify onSignedIn={context} /> },
+  { path: '/accept', page: ({ context }) => <AcceptInvitation onSignedIn={context} /> },
+  { path: '/reset', page: ({ context }) => <ResetPassword onSignedIn={context} /> },
+];
+
+/** The pages only the signed out see; there, any other path shows the sign-in page. */
+export const SIGNED_OUT_ROUTES: Route<SignedIn>[] = [
+  { path: '/signup', page: () => <SignUp /> },
+  { path: '/forgot', page: () => <ForgotPassword /> },
 ];

@@ -107,9 +107,7 @@ export async function portal<T>(method: string, path: string, body?: unknown): P
     });
   } catch (err) {
     // No answer (offline): the failure in words, the network error kept as its cause.
-    const failed = new RequestFailed(undefined);
-    failed.cause = err;
-    throw failed;
+    throw new RequestFailed(undefined, { cause: err });
   }
   const text = await res.text();
   let json: unknown;
