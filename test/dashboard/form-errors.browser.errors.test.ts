@@ -34,3 +34,21 @@ t.test("the Settings form shows the API's per-field problem under the field", as
   await page.getByText('Settings saved.').waitFor();
   t.equal(await page.locator('.field-error').count(), 0, 'a good submit clears them');
 });
+
+t.test('a request that gets no answer: the failure in words, like a refusal', async (t) => {
+  const m = await dashboardMerchant(platform);
+  const { page } = await openPage(t);
+  await signInBrowser(page, base, m.email);
+  // The connection fails (offline) for the Settings form's save only.
+  await page.route('**/dashboard/api/settings', (route) =>
+    route.request().method() === 'GET' ? route.continue() : route.abort('internetdisconnected'),
+  );
+  await page.goto(`${base}/dashboard/settings`);
+  await page.getByLabel('Landing URL').fill('https://shop.example.com/');
+  await page.getByRole('button', { name: 'Save programme' }).click();
+  await page
+    .getByRole('alert')
+    .filter({ hasText: 'The request failed; check the connection and try again.' })
+    .waitFor();
+  t.equal(await page.locator('.field-error').count(), 0, 'no field is blamed');
+});
