@@ -4,7 +4,7 @@ import express from 'express';
 import { connectDatabase } from '@platform/shared/db';
 import { connectNats } from '@platform/shared/nats';
 import { createTurnBatch } from '@platform/shared/turn-batch';
-import { createRequester } from '../services/gateway/src/requester.ts';
+import { createRequester } from '../services/gateway/src/http/requester.ts';
 
 /**
  * The floor of the design on this machine: what a GET costs when it takes the design's hops and does nothing else.

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import preact from '@preact/preset-vite';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { build } from 'vite';
-import { apiV1Document, dashboardDocument } from '@platform/gateway/openapi/documents';
+import { apiV1Document, dashboardDocument } from '@platform/gateway/http/openapi/documents';
 import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 
 /**

@@ -3,8 +3,8 @@ import { newId } from './ids.ts';
 
 /**
  * Making a merchant and its dashboard users: the rows as the operator's CLI (scripts/admin/commands.ts) and the
- * dashboard's sign-up (services/gateway/src/dashboard/routes-signup.ts) both write them. Callers check their input
- * in their own terms (usage errors, the API's envelope) first.
+ * dashboard's sign-up (services/gateway/src/surfaces/dashboard/routes-signup.ts) both write them. Callers check
+ * their input in their own terms (usage errors, the API's envelope) first.
  */
 export async function insertMerchant(sql: Queryable, name: string, plan: string) {
   const [row] = await sql<{ id: string; name: string; plan: string; settings: unknown; created_at: Date }[]>`

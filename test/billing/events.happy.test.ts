@@ -1,5 +1,5 @@
 import t from 'tap';
-import { deliverBillingEvents } from '@platform/gateway/dashboard/billing-events';
+import { deliverBillingEvents } from '@platform/gateway/surfaces/dashboard/billing-events';
 import { generateWebhookSecret } from '@platform/shared/webhooks';
 import { runAdmin } from '../helpers/cli.ts';
 import { captureLogger, startPlatform } from '../helpers/platform.ts';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { GRACE_DAYS, renewDue } from '@platform/gateway/dashboard/billing-renewals';
+import { GRACE_DAYS, renewDue } from '@platform/gateway/surfaces/dashboard/billing-renewals';
 import { startPayments } from '../payments/setup.ts';
 import { billingOwner, DECLINED_CARD, GOOD_CARD, renewalTestDeps } from '../helpers/billing.ts';
 

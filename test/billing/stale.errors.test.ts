@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { renewDue, type RenewalDeps } from '@platform/gateway/dashboard/billing-renewals';
+import { renewDue, type RenewalDeps } from '@platform/gateway/surfaces/dashboard/billing-renewals';
 import { billingOwner, GOOD_CARD, renewalTestDeps } from '../helpers/billing.ts';
 import { startPayments } from '../payments/setup.ts';
 

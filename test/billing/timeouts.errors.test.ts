@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { upgrade, type AskPayments } from '@platform/gateway/dashboard/billing-charge';
-import { renewDue, retryPastDue, type RenewalDeps } from '@platform/gateway/dashboard/billing-renewals';
+import { upgrade, type AskPayments } from '@platform/gateway/surfaces/dashboard/billing-charge';
+import { renewDue, retryPastDue, type RenewalDeps } from '@platform/gateway/surfaces/dashboard/billing-renewals';
 import { ApiError } from '@platform/shared/errors';
 import { billingOwner, GOOD_CARD, renewalTestDeps } from '../helpers/billing.ts';
 import { sleep } from '../helpers/platform.ts';

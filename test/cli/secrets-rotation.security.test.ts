@@ -100,7 +100,7 @@ t.test('the rotation covers every encrypted column of the schema, by its primary
       from pg_class where oid = ${c.table}::regclass and relkind = 'p'`;
     if (partitioned) {
       // A partitioned table can have no key without its time column (idempotency_keys: one row per key by the
-      // claim's lock, services/gateway/src/idempotency/queries.ts): every partition is indexed on the row's key.
+      // claim's lock, services/gateway/src/http/idempotency/queries.ts): every partition is indexed on the row's key.
       t.same(partitioned.unindexed, [], `${name(c)}: walked by the key each partition is indexed on`);
     } else t.same(c.key, pk!.columns, `${name(c)}: walked by its primary key`);
     const present = await platform.sql<{ column_name: string }[]>`

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { apiV1Document, dashboardDocument } from '@platform/gateway/openapi/documents';
+import { apiV1Document, dashboardDocument } from '@platform/gateway/http/openapi/documents';
 import { startDashboardPlatform } from '../helpers/dashboard.ts';
 
 // The dashboard's typed client is generated (services/dashboard/build.ts) from what these functions make; the

@@ -1,13 +1,20 @@
 import t from 'tap';
 import { operations } from '@platform/shared/api';
-import { dashboardSpecs } from '@platform/gateway/dashboard/specs';
-import { apiPermission, can, GRANTS, ROLES, type Permission, type Role } from '@platform/gateway/dashboard/permissions';
+import { dashboardSpecs } from '@platform/gateway/surfaces/dashboard/specs';
+import {
+  apiPermission,
+  can,
+  GRANTS,
+  ROLES,
+  type Permission,
+  type Role,
+} from '@platform/gateway/surfaces/dashboard/permissions';
 import { createDashboardUser, sessionRequest, signInHttp, startDashboardPlatform } from '../helpers/dashboard.ts';
 
 /**
- * The permission table (services/gateway/src/dashboard/permissions.ts), enforced: every dashboard route and every
- * /api/v1 operation a dashboard session calls answers 403 FORBIDDEN in the error envelope to each role without its
- * permission, before reading the input, and does not refuse the least role that has it.
+ * The permission table (services/gateway/src/surfaces/dashboard/permissions.ts), enforced: every dashboard route
+ * and every /api/v1 operation a dashboard session calls answers 403 FORBIDDEN in the error envelope to each role
+ * without its permission, before reading the input, and does not refuse the least role that has it.
  */
 // A short RPC bound: the operations allowed are forwarded to services this file does not start (503 is fine here).
 const { platform } = await startDashboardPlatform(t, { env: { RPC_TIMEOUT_MS: '300' } });

@@ -3,10 +3,10 @@ import { openPage } from '../helpers/dashboard.ts';
 import { startPlatform, type TestLike } from '../helpers/platform.ts';
 
 /**
- * The API reference the gateway serves (services/gateway/src/reference): /docs lists the surfaces, /docs/{slug}
- * renders a surface's OpenAPI document with Swagger UI, whose files come from the gateway itself. In real Chromium:
- * every operation of the document shown, under the page's Content-Security-Policy without a single violation, and
- * no request leaving the gateway.
+ * The API reference the gateway serves (services/gateway/src/surfaces/reference): /docs lists the surfaces,
+ * /docs/{slug} renders a surface's OpenAPI document with Swagger UI, whose files come from the gateway itself. In
+ * real Chromium: every operation of the document shown, under the page's Content-Security-Policy without a single
+ * violation, and no request leaving the gateway.
  */
 const platform = await startPlatform(t);
 const base = platform.baseUrl;

@@ -7,7 +7,7 @@ import {
   idempotencyPartitions,
   KEY_LIFETIME_DAYS,
   storeAnswer,
-} from '@platform/gateway/idempotency/queries';
+} from '@platform/gateway/http/idempotency/queries';
 import { dropExpiredPartitions, ensurePartitions, partitionsOf, periodsFrom } from '@platform/shared/partitions';
 import { explainingConnection } from '../helpers/plans.ts';
 import { createTestDatabase } from '../helpers/platform.ts';

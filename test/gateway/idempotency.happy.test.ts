@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { deleteExpiredKeys } from '@platform/gateway/idempotency/queries';
+import { deleteExpiredKeys } from '@platform/gateway/http/idempotency/queries';
 import { operations } from '@platform/shared/api';
 import type { ApiResponse } from '../helpers/client.ts';
 import { startWebhookPlatform } from '../helpers/webhooks.ts';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { apiV1Document as buildOpenApi } from '@platform/gateway/openapi/documents';
+import { apiV1Document as buildOpenApi } from '@platform/gateway/http/openapi/documents';
 import { operations } from '@platform/shared/api';
 import { ERROR_CODES } from '@platform/shared/errors';
 import { ApiClient, checkAgainstOpenApi } from '../helpers/client.ts';

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { pagePolicy, renderPage } from '@platform/gateway/pages/shell';
+import { pagePolicy, renderPage } from '@platform/gateway/http/page-shell';
 import { startPayments } from '../payments/setup.ts';
 
-// The one shell of the gateway's server-rendered pages (services/gateway/src/pages/shell.ts): the only inline content,
-// the stylesheet, runs under a nonce made afresh for each answer, so the policy needs no 'unsafe-inline'.
+// The one shell of the gateway's server-rendered pages (services/gateway/src/http/page-shell.ts): the only inline
+// content, the stylesheet, runs under a nonce made afresh for each answer, so the policy needs no 'unsafe-inline'.
 const { platform } = await startPayments(t);
 
 t.test('the policy allows the nonced stylesheet and nothing inline', async (t) => {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { ConfigError } from '@platform/shared/config';
 import { loadGatewayConfig } from '@platform/gateway/config';
-import { trustProxySetting } from '@platform/gateway/trust-proxy';
+import { trustProxySetting } from '@platform/gateway/http/trust-proxy';
 import { ROOT } from '../helpers/platform.ts';
 
 // TRUST_PROXY is a hop count or a list of proxy addresses, checked at start: `true` (every hop, so the client's own

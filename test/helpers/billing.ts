@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadGatewayConfig } from '@platform/gateway/config';
-import { renewalDeps } from '@platform/gateway/dashboard/billing-renewals';
-import { createRequester } from '@platform/gateway/requester';
+import { renewalDeps } from '@platform/gateway/surfaces/dashboard/billing-renewals';
+import { createRequester } from '@platform/gateway/http/requester';
 import { connectNats } from '@platform/shared/nats';
 import { createDashboardUser, sessionRequest, signInHttp } from './dashboard.ts';
 import { captureLogger, type Platform, type TestLike } from './platform.ts';

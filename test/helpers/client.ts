@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { apiV1Document as buildOpenApi } from '@platform/gateway/openapi/documents';
+import { apiV1Document as buildOpenApi } from '@platform/gateway/http/openapi/documents';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   a: Ajv2020,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { PORTAL_LINK_LIMITS } from '@platform/gateway/portal/limits';
+import { PORTAL_LINK_LIMITS } from '@platform/gateway/surfaces/portal/limits';
 import { startPlatform } from '../helpers/platform.ts';
 import { approvedAffiliate, portal } from './backend.ts';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { signInHttp, createDashboardUser } from '../helpers/dashboard.ts';
-import { PORTAL_LINK_LIMITS } from '@platform/gateway/portal/limits';
+import { PORTAL_LINK_LIMITS } from '@platform/gateway/surfaces/portal/limits';
 import {
   approvedAffiliate,
   mailCount,

@@ -14,12 +14,12 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 // a 4 s outage outlasts it), 201 or 503 UNAVAILABLE with Retry-After, never 500 and never later (a public referral
 // link too); every service's /readyz says not ready. Once it is back, without a restart, every event answered 201
 // (or 200/201 on a retry after a 503) gets exactly one level-0 commission and its webhook, and every service is
-// ready again. Before the fix (shared/src/db.ts, services/gateway/src/app.ts and tracking-routes.ts) the pool waited
-// up to 20 s after the server was back before reconnecting (the driver's backoff grows with each refused attempt),
-// and the gateway's key and rate-limit reads had no bound: requests waited on them for as long as the database was
-// gone. On a loaded machine the events path also stayed at 503 for minutes after the server was back: a query sent
-// on a connection the refusal had just reset was dropped by the driver, never settling, and a batch that awaited it
-// (the gateway's rate limiter runs one at a time) never ended (scripts/patch-dependencies.ts has the fix,
+// ready again. Before the fix (shared/src/db.ts, services/gateway/src/app.ts and surfaces/tracking/router.ts) the pool
+// waited up to 20 s after the server was back before reconnecting (the driver's backoff grows with each refused
+// attempt), and the gateway's key and rate-limit reads had no bound: requests waited on them for as long as the
+// database was gone. On a loaded machine the events path also stayed at 503 for minutes after the server was back: a
+// query sent on a connection the refusal had just reset was dropped by the driver, never settling, and a batch that
+// awaited it (the gateway's rate limiter runs one at a time) never ended (scripts/patch-dependencies.ts has the fix,
 // postgres-reset.errors.test.ts tests it directly).
 t.setTimeout(170_000);
 const RPC_TIMEOUT_MS = 2000;

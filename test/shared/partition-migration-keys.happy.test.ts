@@ -1,7 +1,7 @@
 import t from 'tap';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
-import { claimKey } from '@platform/gateway/idempotency/queries';
+import { claimKey } from '@platform/gateway/http/idempotency/queries';
 import { partitionsOf } from '@platform/shared/partitions';
 import { migrateBefore, migrateWhileWriting } from '../helpers/migrations.ts';
 import { createTestDatabase } from '../helpers/platform.ts';
@@ -26,7 +26,7 @@ await db.sql`insert into idempotency_keys (owner, key, fingerprint, request_id, 
 await db.sql`insert into idempotency_keys (owner, key, fingerprint, request_id, locked_until)
              values (${owner}, 'running', ${fingerprint}, 'req_running', now() + interval '1 hour')`;
 
-/** The previous version's claim (services/gateway/src/idempotency/queries.ts before 038), trimmed to its key. */
+/** The previous version's claim (services/gateway/src/http/idempotency/queries.ts before 038), trimmed to its key. */
 const oldClaim = (sql: postgres.Sql, key: string) => sql`
   insert into idempotency_keys as k (owner, key, fingerprint, request_id, locked_until)
   values (${owner}, ${key}, ${fingerprint}, ${'req_' + key}, now() + interval '1 minute')

@@ -8,8 +8,8 @@ import { findDelivery } from '@platform/dispatcher/queries/delivery-log';
 import { webhookAttemptPartitions } from '@platform/dispatcher/queries/attempts';
 import { findAttributionContexts } from '@platform/events/queries/attribution-context';
 import { deleteVisitsOlderThan, findVisit, visitPartitions } from '@platform/events/queries/visits';
-import { keyDailyUsage } from '@platform/gateway/dashboard/queries/keys';
-import { keyUsagePartitions } from '@platform/gateway/usage';
+import { keyDailyUsage } from '@platform/gateway/surfaces/dashboard/queries/keys';
+import { keyUsagePartitions } from '@platform/gateway/surfaces/api-v1/usage';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 /**

@@ -2,7 +2,7 @@ import t from 'tap';
 import { createAffiliate, rawRequest } from '../events/setup.ts';
 import { expectError, expectInvalid } from '../helpers/errors.ts';
 import { startPlatform } from '../helpers/platform.ts';
-import { apiV1Document as buildOpenApi } from '@platform/gateway/openapi/documents';
+import { apiV1Document as buildOpenApi } from '@platform/gateway/http/openapi/documents';
 import { onboardingLinksPath, payoutDetailsPath, putPayoutDetails, taxFormsPath, w8ben, w9 } from './setup.ts';
 
 const platform = await startPlatform(t);

@@ -6,26 +6,26 @@ import type { Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
 import type { Logger } from '@platform/shared/log';
 import { decryptionKeys } from '@platform/shared/config';
-import { createApiV1 } from './api-v1/router.ts';
+import { createApiV1 } from './surfaces/api-v1/router.ts';
 import type { GatewayConfig } from './config.ts';
-import type { Requester } from './requester.ts';
-import { sendError } from './http-errors.ts';
-import type { KeyRecord } from './keys.ts';
-import { createIdempotency } from './idempotency/middleware.ts';
-import { apiRefusals, stripeRefusals } from './idempotency/refusals.ts';
-import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './rate-limit.ts';
-import { createTrackingRoutes } from './tracking-routes.ts';
-import { createOnboardingPage } from './onboarding/page.ts';
-import { createProgrammePage } from './programme/page.ts';
-import { dashboardAssets, findDashboardDir } from './dashboard/assets.ts';
-import { createDashboardApi } from './dashboard/router.ts';
-import { createDevMailbox } from './dev-mailbox.ts';
-import { createPortal } from './portal/router.ts';
-import { traceRequest } from './request-span.ts';
-import type { PlatformKeyRecord } from './v1/platform-keys.ts';
-import { createV1 } from './v1/router.ts';
-import { createReferenceRouter } from './reference/router.ts';
-import { trustProxySetting } from './trust-proxy.ts';
+import type { Requester } from './http/requester.ts';
+import { sendError } from './http/http-errors.ts';
+import type { KeyRecord } from './surfaces/api-v1/keys.ts';
+import { createIdempotency } from './http/idempotency/middleware.ts';
+import { apiRefusals, stripeRefusals } from './http/idempotency/refusals.ts';
+import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './http/rate-limit.ts';
+import { createTrackingRoutes } from './surfaces/tracking/router.ts';
+import { createOnboardingPage } from './surfaces/onboarding/router.ts';
+import { createProgrammePage } from './surfaces/programme/router.ts';
+import { dashboardAssets, findDashboardDir } from './surfaces/dashboard/assets.ts';
+import { createDashboardApi } from './surfaces/dashboard/router.ts';
+import { createDevMailbox } from './surfaces/dev-mailbox/router.ts';
+import { createPortal } from './surfaces/portal/router.ts';
+import { traceRequest } from './http/request-span.ts';
+import type { PlatformKeyRecord } from './surfaces/v1/platform-keys.ts';
+import { createV1 } from './surfaces/v1/router.ts';
+import { createReferenceRouter } from './surfaces/reference/router.ts';
+import { trustProxySetting } from './http/trust-proxy.ts';
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -47,7 +47,7 @@ export interface GatewayDeps {
  * The public edge: the shared middleware (request ids and metrics, helmet, the error envelope) around the gateway's
  * surfaces, each a router of its own with its route specs and OpenAPI document: referral tracking, the onboarding
  * pages, the dashboard (/dashboard/api and its pages), the platform payment API (/v1) and the merchant REST API
- * (/api/v1). The body guard against hostile requests sits in the server (service.ts, body-guard.ts).
+ * (/api/v1). The body guard against hostile requests sits in the server (service.ts, http/body-guard.ts).
  */
 export function createApp(deps: GatewayDeps): express.Express {
   const { config, sql, nc, log } = deps;
@@ -115,7 +115,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use(createTrackingRoutes({ config, nc, consumeRate: rateLimiter.consume }));
   // The affiliates' onboarding page: its single-use link is its only credential.
   app.use(createOnboardingPage({ config, requester: deps.requester, maxPayload }));
-  // The public programme pages and their application form, /p/{slug} (programme/page.ts).
+  // The public programme pages and their application form, /p/{slug} (surfaces/programme/router.ts).
   app.use(createProgrammePage({ config, sql: deps.durableSql, log, requester: deps.requester, maxPayload }));
 
   // The merchant dashboard: its pages, its own API (sign-in, keys, settings) and its OpenAPI document.
@@ -128,14 +128,15 @@ export function createApp(deps: GatewayDeps): express.Express {
     registry: deps.registry,
   });
   app.use(dashboard.router);
-  // The affiliate portal: its pages, sign-in links and /portal/api, with a session of its own (portal/router.ts).
+  // The affiliate portal: its pages, sign-in links and /portal/api, with a session of its own
+  // (surfaces/portal/router.ts).
   app.use(createPortal({ config, sql: deps.durableSql, log, requester: deps.requester, maxPayload }));
   app.use(dashboardAssets(findDashboardDir()));
-  // The development mailbox (dev-mailbox.ts): not in production, where the route does not exist.
+  // The development mailbox (surfaces/dev-mailbox/router.ts): not in production, where the route does not exist.
   if (config.APP_ENV !== 'production') app.use(createDevMailbox(deps.durableSql, decryptionKeys(config), log));
   app.use(createReferenceRouter());
 
-  // The platform payment API: platform keys, Stripe's conventions, the payments service (v1/router.ts).
+  // The platform payment API: platform keys, Stripe's conventions, the payments service (surfaces/v1/router.ts).
   const v1 = createV1({
     config,
     sql,
@@ -153,7 +154,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.use('/v1', v1.authenticate);
   app.use(v1.routes);
 
-  // The merchant REST API: key, plan, rate, scope, body, then the operation's service (api-v1/router.ts).
+  // The merchant REST API: key, plan, rate, scope, body, then the operation's service (surfaces/api-v1/router.ts).
   app.use(
     createApiV1({
       config,

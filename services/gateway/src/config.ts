@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CommonEnv, ConfigError, loadConfig, PUBLIC_BASE_URL } from '@platform/shared/config';
 import { PASSWORD_COST } from '@platform/shared/passwords';
-import { TRUST_PROXY, trustProxySetting } from './trust-proxy.ts';
+import { TRUST_PROXY, trustProxySetting } from './http/trust-proxy.ts';
 
 export const GatewayEnv = Type.Object({
   ...CommonEnv,

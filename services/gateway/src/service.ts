@@ -7,13 +7,13 @@ import { connectNats, natsCredentials } from '@platform/shared/nats';
 import { startOpsServer } from '@platform/shared/ops-server';
 import { trackReadiness } from '@platform/shared/readiness';
 import { createApp } from './app.ts';
-import { answerClientError } from './http-errors.ts';
+import { answerClientError } from './http/http-errors.ts';
 import type { GatewayConfig } from './config.ts';
-import { startIdempotencyPurge } from './idempotency/purge.ts';
-import { startSigninFailurePurge } from './dashboard/signin-purge.ts';
-import { renewalDeps, startBillingRenewals } from './dashboard/billing-renewals.ts';
-import { createRequester } from './requester.ts';
-import { createUsageRecorder } from './usage.ts';
+import { startIdempotencyPurge } from './http/idempotency/purge.ts';
+import { startSigninFailurePurge } from './surfaces/dashboard/signin-purge.ts';
+import { renewalDeps, startBillingRenewals } from './surfaces/dashboard/billing-renewals.ts';
+import { createRequester } from './http/requester.ts';
+import { createUsageRecorder } from './surfaces/api-v1/usage.ts';
 
 /**
  * Slow clients cannot hold connections: the request line and headers must arrive within 10 s (the server checks every

@@ -3,8 +3,9 @@ import { operation } from './define.ts';
 import { ApplicationBody, ApplicationReceived } from '../schemas/programme.ts';
 
 /**
- * What the programme page (/p/{slug}, the gateway's programme/page.ts) asks of the affiliates service. Not a route
- * of /api/v1: the gateway finds the merchant by the page's slug and sends it with the request, as a key would.
+ * What the programme page (/p/{slug}, the gateway's surfaces/programme/router.ts) asks of the affiliates service.
+ * Not a route of /api/v1: the gateway finds the merchant by the page's slug and sends it with the request, as a key
+ * would.
  */
 export const programmePageApi = {
   applyToProgramme: operation({
