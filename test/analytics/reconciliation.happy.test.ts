@@ -147,6 +147,73 @@ t.test('the rollups equal the raw tables after a burst', async (t) => {
   t.equal(raw!.conversions, 40 + 14 + 3, 'the repeated requests stored one event each');
 });
 
+t.test('click dimensions: their rollups equal the raw clicks, and so does their answer over any range', async (t) => {
+  const now = Date.now();
+  const hour = 3_600_000;
+  // Clicks over four UTC days, bots among them: a range of several days reads whole days from the daily rollup and
+  // its ends from the 15-minute one.
+  for (const [i, ago] of [0, 5, 23, 26, 47, 50, 71, 75].entries())
+    await insertClick(sql, m.id, {
+      affiliateId: affiliates[i % 3]!.id,
+      at: new Date(now - ago * hour),
+      country: i % 3 ? 'DE' : null,
+      referrerHost: i % 2 ? 'news.example.org' : null,
+      landingUrl: `https://shop.example.com/p${i % 2}?ref=${i}#top`,
+      device: i % 4 === 3 ? 'bot' : 'tablet',
+    });
+  await rolledUp(sql);
+
+  const [rollups] = await sql<{ differ: number }[]>`
+    with raw as (
+      select d.dimension, date_bin('15 minutes', v.created_at, timestamptz '2000-01-01Z') as bucket, d.key,
+             count(*) as clicks
+      from visits v
+      cross join lateral (values ('country', coalesce(v.country, '')), ('referrer', coalesce(v.referrer_host, '')),
+                                 ('landing_page', coalesce(split_part(split_part(v.landing_url, '#', 1), '?', 1), '')),
+                                 ('device', coalesce(v.device, ''))) d (dimension, key)
+      where v.merchant_id = ${m.id} and v.device is distinct from 'bot'
+      group by 1, 2, 3
+    ), rolled as (
+      select dimension, bucket, key, clicks from analytics_click_dimensions where merchant_id = ${m.id}
+    ), raw_daily as (
+      select dimension, date_bin('1 day', bucket, timestamptz '2000-01-01Z') as day, key, sum(clicks) as clicks
+      from raw group by 1, 2, 3
+    ), rolled_daily as (
+      select dimension, day, key, clicks from analytics_click_dimensions_daily where merchant_id = ${m.id}
+    )
+    select ((select count(*) from (select * from raw except select * from rolled) a)
+          + (select count(*) from (select * from rolled except select * from raw) b)
+          + (select count(*) from (select * from raw_daily except select * from rolled_daily) c)
+          + (select count(*) from (select * from rolled_daily except select * from raw_daily) d))::int as differ`;
+  t.equal(rollups!.differ, 0, 'per dimension, value and bucket, and per UTC day');
+
+  const ranges: [number, number][] = [
+    [now - 80 * hour - 7 * 60_000, now],
+    [now - 49 * hour, now - 24 * hour + 11 * 60_000],
+    [now - 6 * hour, now - hour],
+  ];
+  for (const [from, to] of ranges)
+    for (const dimension of ['country', 'referrer', 'landing_page', 'device']) {
+      const q = `start=${new Date(from).toISOString()}&end=${new Date(to).toISOString()}`;
+      const res = await m.client.get(`/api/v1/analytics?${q}&group_by=${dimension}&limit=100`);
+      t.equal(res.status, 200);
+      const raw = await sql<{ key: string | null; clicks: number }[]>`
+        select nullif(case ${dimension} when 'country' then coalesce(country, '')
+                                         when 'referrer' then coalesce(referrer_host, '')
+                                         when 'landing_page' then split_part(split_part(landing_url, '#', 1), '?', 1)
+                                         else coalesce(device, '') end, '') as key,
+               count(*)::int as clicks
+        from visits
+        where merchant_id = ${m.id} and device is distinct from 'bot'
+          and created_at >= ${res.body.start} and created_at < ${res.body.end}
+        group by 1`;
+      const sorted = (rows: { key: string | null; clicks: number }[]) =>
+        rows.map((r) => `${r.key ?? '(none)'}: ${r.clicks}`).sort();
+      const answered = (res.body.data as { key: string | null; clicks: number }[]).filter((d) => d.clicks > 0);
+      t.strictSame(sorted(answered), sorted(raw), `${dimension} clicks, ${q}`);
+    }
+});
+
 t.test("a commission's moves are counted once: rolled back, raced, repeated and undone", async (t) => {
   const totals = async () => {
     await rolledUp(sql);

@@ -81,6 +81,17 @@ export function analyticsRequest(query: AnalyticsQuery, merchantCurrency: string
 }
 
 /**
+ * The whole UTC days inside [start, end) (both on 15-minute boundaries): what a click-dimension grouping reads from
+ * the daily rollup (migration 066); the rest at either end, less than a day each, comes from the 15-minute one.
+ * Null when the range holds no whole UTC day.
+ */
+export function wholeUtcDays(start: Date, end: Date): { from: Date; to: Date } | null {
+  const from = Math.ceil(start.getTime() / DAY_MS) * DAY_MS;
+  const to = Math.floor(end.getTime() / DAY_MS) * DAY_MS;
+  return from < to ? { from: new Date(from), to: new Date(to) } : null;
+}
+
+/**
  * A bucket's start as the API shows it: the wall-clock time in its zone with that zone's offset then
  * ("2026-03-29T00:00:00+01:00"), from the local time Postgres computed and the instant it stands for.
  */

@@ -1,8 +1,9 @@
 import type { Queryable, Sql } from '@platform/shared/db';
 import type { AnalyticsDimension, AnalyticsTimeGrouping } from '@platform/shared/schemas/analytics';
+import { wholeUtcDays } from '../domain/analytics.ts';
 
 /**
- * Reads of the analytics rollups (migration 059), every one scoped to the merchant and its range of 15-minute
+ * Reads of the analytics rollups (migrations 059 and 066), every one scoped to the merchant and its range of 15-minute
  * buckets [start, end), and to one affiliate when asked. Counts come back as numbers, sums as NUMERIC text.
  */
 export interface AnalyticsScope {
@@ -108,6 +109,8 @@ const DIMENSION_COLUMNS: Record<AnalyticsDimension, string> = {
 };
 /** Clicks carry no coupon and no event type: grouped by those, clicks are 0. */
 const CLICK_DIMENSIONS = new Set<AnalyticsDimension>(['affiliate', 'country', 'referrer', 'landing_page', 'device']);
+/** The dimensions with a click rollup of their own (migration 066); the `dimension` value it keeps them under. */
+const OWN_CLICK_ROLLUP = new Set<AnalyticsDimension>(['country', 'referrer', 'landing_page', 'device']);
 
 export interface DimensionRow extends MeasureSums {
   /** The dimension's value; '' for none. */
@@ -118,6 +121,8 @@ export interface DimensionRow extends MeasureSums {
  * The dimension's top `limit` values by conversions (then by value, none last), then, while fewer, those with the most clicks;
  * with every measure. Ranking reads the conversion rollups alone, so the clicks are summed for the chosen values
  * only: for the affiliates of a large merchant that is the difference between a few rows and every affiliate's.
+ * Countries, referrers, landing pages and devices have few values: their clicks are summed for every value at once
+ * (`clickSums`), from a rollup of their own without `affiliate_id`, which also names the values that fill the top.
  */
 export async function dimensionSums(
   sql: Sql,
@@ -140,32 +145,37 @@ export async function dimensionSums(
       limit ${limit}`;
   });
   const keys = ranked.map((r) => r.key);
-  if (keys.length < limit && CLICK_DIMENSIONS.has(dimension)) {
-    const more = await sql<{ key: string }[]>`
-      select ${column} as key from analytics_clicks
-      where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and not (${column} = any(${keys}::text[]))
-      group by 1 having sum(clicks) > 0
-      order by sum(clicks) desc, ${column} = '', 1
-      limit ${limit - keys.length}`;
-    for (const r of more) keys.push(r.key);
+  let clicks = new Map<string, string>();
+  if (OWN_CLICK_ROLLUP.has(dimension)) {
+    const rows = await clickSums(sql, s, dimension, keys, limit - keys.length);
+    for (const r of rows) if (r.more) keys.push(r.key);
+    clicks = new Map(rows.map((r) => [r.key, r.clicks]));
+  } else if (CLICK_DIMENSIONS.has(dimension)) {
+    if (keys.length < limit) {
+      const more = await sql<{ key: string }[]>`
+        select ${column} as key from analytics_clicks
+        where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and not (${column} = any(${keys}::text[]))
+        group by 1 having sum(clicks) > 0
+        order by sum(clicks) desc, ${column} = '', 1
+        limit ${limit - keys.length}`;
+      for (const r of more) keys.push(r.key);
+    }
+    if (keys.length > 0) {
+      const rows = await sql<{ key: string; clicks: string }[]>`
+        select ${column} as key, sum(clicks)::text as clicks from analytics_clicks
+        where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and ${column} = any(${keys}::text[])
+        group by 1`;
+      clicks = new Map(rows.map((r) => [r.key, r.clicks]));
+    }
   }
   if (keys.length === 0) return [];
-  const [clickRows, conversionRows] = await Promise.all([
-    CLICK_DIMENSIONS.has(dimension)
-      ? sql<{ key: string; clicks: string }[]>`
-          select ${column} as key, sum(clicks)::text as clicks from analytics_clicks
-          where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and ${column} = any(${keys}::text[])
-          group by 1`
-      : Promise.resolve([]),
-    sql<{ key: string; conversions: string; revenue: string; commissions: string }[]>`
-      select ${column} as key, sum(conversions)::text as conversions,
-             coalesce(sum(revenue) filter (where currency = ${s.currency}), 0)::text as revenue,
-             coalesce(sum(commissions) filter (where currency = ${s.currency}), 0)::text as commissions
-      from analytics_conversions
-      where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and ${column} = any(${keys}::text[])
-      group by 1`,
-  ]);
-  const clicks = new Map(clickRows.map((r) => [r.key, r.clicks]));
+  const conversionRows = await sql<{ key: string; conversions: string; revenue: string; commissions: string }[]>`
+    select ${column} as key, sum(conversions)::text as conversions,
+           coalesce(sum(revenue) filter (where currency = ${s.currency}), 0)::text as revenue,
+           coalesce(sum(commissions) filter (where currency = ${s.currency}), 0)::text as commissions
+    from analytics_conversions
+    where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and ${column} = any(${keys}::text[])
+    group by 1`;
   const conversions = new Map(conversionRows.map((r) => [r.key, r]));
   return keys.map((key) => {
     const c = conversions.get(key);
@@ -179,6 +189,54 @@ export async function dimensionSums(
       }),
     };
   });
+}
+
+/**
+ * One pass over a click dimension's clicks in the range: the clicks of each of `keys`, and after them (`more`) the
+ * `more` other values with the most clicks, in that order (none last among equals). Without an affiliate, from
+ * migration 066's rollups: its daily one for the whole UTC days of the range, its 15-minute one for the rest; a
+ * value and day is one row there, whatever the affiliates. For one affiliate, from that affiliate's rows of
+ * analytics_clicks (its index), which hold no more than its own clicks.
+ */
+async function clickSums(
+  sql: Sql,
+  s: AnalyticsScope,
+  dimension: AnalyticsDimension,
+  keys: string[],
+  more: number,
+): Promise<{ key: string; clicks: string; more: boolean }[]> {
+  return sql<{ key: string; clicks: string; more: boolean }[]>`
+    with sums as (
+      select key, sum(clicks) as clicks from (${clickRows(sql, s, dimension)}) f group by 1
+    ), others as (
+      select key, clicks, row_number() over (order by clicks desc, key = '', key) as place
+      from sums where clicks > 0 and not (key = any(${keys}::text[]))
+      order by place limit ${more}
+    )
+    select key, clicks::text as clicks, false as more, 0::bigint as place from sums where key = any(${keys}::text[])
+    union all
+    select key, clicks::text, true, place from others
+    order by more, place`;
+}
+
+/** The (key, clicks) rows of a click dimension in the scope, whose sums by key are the dimension's clicks. */
+function clickRows(sql: Sql, s: AnalyticsScope, dimension: AnalyticsDimension) {
+  if (s.affiliateId !== null)
+    return sql`
+      select ${sql(DIMENSION_COLUMNS[dimension])} as key, clicks from analytics_clicks
+      where ${inRange(sql, s)} ${ofAffiliate(sql, s)}`;
+  const quarters = (from: Date, to: Date) => sql`
+    select key, clicks from analytics_click_dimensions
+    where merchant_id = ${s.merchantId} and dimension = ${dimension} and bucket >= ${from} and bucket < ${to}`;
+  const days = wholeUtcDays(s.start, s.end);
+  if (days === null) return quarters(s.start, s.end);
+  return sql`
+    ${quarters(s.start, days.from)}
+    union all
+    select key, clicks from analytics_click_dimensions_daily
+    where merchant_id = ${s.merchantId} and dimension = ${dimension} and day >= ${days.from} and day < ${days.to}
+    union all
+    ${quarters(days.to, s.end)}`;
 }
 
 export interface CurrencySums {
