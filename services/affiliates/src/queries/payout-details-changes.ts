@@ -31,7 +31,12 @@ export interface PayoutDetailsChangeRow {
   masked_after: Record<string, string>;
 }
 
-/** The affiliate's changes, newest first, from after the keyset position when given. */
+/**
+ * The affiliate's changes, newest first, from after the keyset position when given. Newest is the last to take
+ * effect: `seq` is drawn under the affiliate's row lock, so it follows the order of the changes even when two share
+ * a millisecond of `changed_at` (migration 067). Rows from before it have no seq, are older than any that has one,
+ * and keep their (changed_at, id) order. The cursor names its row by id, whose place is read back here.
+ */
 export async function listPayoutDetailsChanges(
   sql: Queryable,
   merchantId: string,
@@ -42,7 +47,13 @@ export async function listPayoutDetailsChanges(
     select id, affiliate_id, changed_at as created_at, source, actor_id, masked_before, masked_after
     from payout_details_changes
     where merchant_id = ${merchantId} and affiliate_id = ${affiliateId}
-      ${page.after ? sql`and (changed_at, id) < (${page.after.created_at}::timestamptz, ${page.after.id})` : sql``}
-    order by changed_at desc, id desc
+      ${
+        page.after
+          ? sql`and (coalesce(seq, 0), changed_at, id) < (
+              select coalesce(p.seq, 0), p.changed_at, p.id from payout_details_changes p
+              where p.merchant_id = ${merchantId} and p.affiliate_id = ${affiliateId} and p.id = ${page.after.id})`
+          : sql``
+      }
+    order by coalesce(seq, 0) desc, changed_at desc, id desc
     limit ${page.limit}`;
 }
