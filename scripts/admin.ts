@@ -3,6 +3,7 @@ import { loadConfig, CommonEnv } from '@platform/shared/config';
 import { Type } from '@sinclair/typebox';
 import { connectDatabase, type Sql } from '@platform/shared/db';
 import { migrate } from '@platform/shared/migrate';
+import * as analytics from './admin/analytics.ts';
 import * as commands from './admin/commands.ts';
 import * as coupons from './admin/coupons.ts';
 import * as payouts from './admin/payouts.ts';
@@ -35,7 +36,8 @@ ${platformAccounts.PLATFORM_ACCOUNT_USAGE}
 ${payouts.PAYOUT_USAGE}
 ${plans.PLAN_USAGE}
 ${webhooks.WEBHOOK_USAGE}
-${secrets.SECRETS_USAGE}`;
+${secrets.SECRETS_USAGE}
+${analytics.ANALYTICS_USAGE}`;
 
 type Values = ReturnType<typeof parse>['values'];
 type Handler = (sql: Sql, args: string[], values: Values) => Promise<unknown>;
@@ -87,6 +89,7 @@ const COMMANDS: Record<string, Handler> = {
   'platform-account bind': (sql, [id, merchantId]) =>
     platformAccounts.bindPlatformAccount(sql, need(id, '<acct_id>'), need(merchantId, '<merchant_id>')),
   'plan approve': (sql, [id]) => plans.approvePlan(sql, need(id, '<merchant_id>')),
+  'analytics requeue': (sql, _, v) => analytics.requeueCommand(sql, v.merchant, v.id),
 };
 
 function parse(argv: string[]) {
@@ -118,6 +121,8 @@ function parse(argv: string[]) {
       status: { type: 'string' },
       reference: { type: 'string' },
       reason: { type: 'string' },
+      merchant: { type: 'string' },
+      id: { type: 'string', multiple: true },
     },
   });
 }

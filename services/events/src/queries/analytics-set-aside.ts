@@ -44,3 +44,43 @@ export async function setFactAside(tx: Queryable, id: string, err: unknown): Pro
     returning id::text, merchant_id, kind, error_code, error_message`;
   return row;
 }
+
+/** A fact moved back from analytics_set_aside to analytics_pending: what the operator's command prints of it. */
+export interface FactRequeued {
+  id: string;
+  merchant_id: string;
+  kind: string;
+  at: Date;
+  error_code: string;
+}
+
+/**
+ * Moves facts set aside back to analytics_pending, for the drain to count once their cause is fixed: all of them, or
+ * those of one merchant, or those with these ids (both: those of the merchant among them). One statement takes them
+ * from analytics_set_aside (DELETE … RETURNING) and queues them, so a fact is in one table or the other, never both.
+ * Another move of the same facts at once waits for this one's row locks, then finds them gone and moves nothing:
+ * a fact is queued once however often, and however many at once, it is moved. Each keeps its id (the identity
+ * never hands an id out again, and the fact left analytics_pending when it was set aside), so the drain takes it
+ * first and its log line, set-aside row and pending row name it alike.
+ */
+export async function requeueSetAsideFacts(
+  sql: Queryable,
+  which: { merchantId?: string; ids?: readonly string[] },
+): Promise<FactRequeued[]> {
+  return sql<FactRequeued[]>`
+    with taken as (
+      delete from analytics_set_aside
+      where true
+        ${which.merchantId !== undefined ? sql`and merchant_id = ${which.merchantId}` : sql``}
+        ${which.ids !== undefined ? sql`and id = any(${which.ids as string[]}::bigint[])` : sql``}
+      returning *
+    ), queued as (
+      insert into analytics_pending (id, merchant_id, kind, at, affiliate_id, landing_url, referrer_host, country,
+                                     device, event_id, event_type, coupon, visit_id, currency, amount)
+      overriding system value
+      select id, merchant_id, kind, at, affiliate_id, landing_url, referrer_host, country, device, event_id,
+             event_type, coupon, visit_id, currency, amount
+      from taken
+    )
+    select t.id::text as id, t.merchant_id, t.kind, t.at, t.error_code from taken t order by t.id`;
+}
