@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 export type { ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
@@ -76,10 +76,13 @@ export function compileValidator<T>(
   location: Location,
   refusals: InputRefusals = envelopeRefusals,
 ): (value: unknown) => T {
-  const validate = (location === 'body' ? bodyAjv : queryAjv).compile(schema);
+  // Compiled on first use: a process defines a validator for every operation and route it serves, and compiling
+  // them all at start was most of a start's CPU, for inputs most processes (a test's, a replica's) never see.
+  let validate: ValidateFunction | undefined;
   return (value: unknown): T => {
     const nul = findNul(value, '');
     if (nul !== null) throw refusals.nul(nul, location);
+    validate ??= (location === 'body' ? bodyAjv : queryAjv).compile(schema);
     if (!validate(value)) throw refusals.invalid(validate.errors ?? [], location);
     return value as T;
   };
