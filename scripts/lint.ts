@@ -37,68 +37,78 @@ const steps: { name: string; args: string[]; quiet?: boolean }[] = [
 
 /** The folders of a service's src/: its operations (a file each), its queries, and its domain rules. */
 const FOLDERS = ['operations', 'queries', 'domain'];
-/** What every service but the dashboard has in src/ (docs/CONTRIBUTING.md, "A service's skeleton"). */
+/** What every service but the dashboard and the edge has in src/ (docs/CONTRIBUTING.md, "A service's skeleton"). */
 const REQUIRED = ['main.ts', 'config.ts', 'deps.ts', 'service.ts', 'operations/', 'queries/'];
 
 /**
- * Where a service still differs from the skeleton, by name: each entry must still be true (a gap closed fails the
- * lint until its entry goes), so the list only shrinks. The gateway is the HTTP edge: its routes forward to the
- * services' operations, and each of its surfaces (docs/CONTRIBUTING.md) is a folder of its own.
+ * The HTTP edge, the one service of a skeleton of its own (docs/CONTRIBUTING.md, "The edge's skeleton"): it runs no
+ * operations but forwards to the services'. Its src/ holds EDGE_REQUIRED and nothing else: the process's files,
+ * `http/` (the plumbing its surfaces share) and `surfaces/`, one folder a surface, each with its router module
+ * (SURFACE_REQUIRED) and no folder but SURFACE_FOLDERS, where its SQL goes.
  */
-const KNOWN_GAPS: Record<string, string[]> = {
-  gateway: [
-    'has no src/deps.ts',
-    'has no src/operations/',
-    'has no src/queries/',
-    'has src/api-v1/',
-    'has src/dashboard/',
-    'has src/idempotency/',
-    'has src/onboarding/',
-    'has src/openapi/',
-    'has src/pages/',
-    'has src/portal/',
-    'has src/programme/',
-    'has src/reference/',
-    'has src/v1/',
-  ],
-};
+const EDGE = 'gateway';
+const EDGE_REQUIRED = ['main.ts', 'config.ts', 'service.ts', 'app.ts', 'http/', 'surfaces/'];
+const SURFACE_REQUIRED = ['router.ts'];
+const SURFACE_FOLDERS = ['queries'];
 
-/** How a service's src/ differs from the skeleton. */
-function skeletonGaps(service: string): string[] {
-  const src = `services/${service}/src`;
-  const gaps = REQUIRED.filter((entry) => !existsSync(`${src}/${entry}`)).map((entry) => `has no src/${entry}`);
-  for (const entry of existsSync(src) ? readdirSync(src) : []) {
-    const folder = statSync(`${src}/${entry}`).isDirectory();
-    if (folder ? !FOLDERS.includes(entry) : /(^|-)rules\.ts$/.test(entry))
-      gaps.push(`has src/${entry}${folder ? '/' : ''}`);
+/** The entries of services/<service>/<dir>, a folder's name ending in a slash. */
+const entriesOf = (service: string, dir: string) => {
+  const path = `services/${service}/${dir}`;
+  if (!existsSync(path)) return [];
+  return readdirSync(path).map((name) => (statSync(`${path}/${name}`).isDirectory() ? `${name}/` : name));
+};
+/** The gaps "has no <dir>/<entry>" of what `required` names and services/<service>/<dir> lacks. */
+const lacking = (service: string, dir: string, required: string[]) =>
+  required
+    .filter((entry) => !existsSync(`services/${service}/${dir}/${entry}`))
+    .map((entry) => `has no ${dir}/${entry}`);
+
+/** How a service's src/ differs from the skeleton, each gap with its remedy. */
+function serviceGaps(service: string): string[] {
+  const gaps = lacking(service, 'src', REQUIRED).map((gap) => `${gap}: every service has it`);
+  for (const entry of entriesOf(service, 'src')) {
+    if (entry.endsWith('/') && !FOLDERS.includes(entry.slice(0, -1)))
+      gaps.push(
+        `has src/${entry}: src/ has no folders but ${FOLDERS.map((f) => `${f}/`).join(', ')}: domain rules go in src/domain/`,
+      );
+    else if (/(^|-)rules\.ts$/.test(entry)) gaps.push(`has src/${entry}: domain rules go in src/domain/`);
   }
   return gaps;
 }
 
-/** What to do about a gap. */
-const remedy = (gap: string) =>
-  gap.startsWith('has no ')
-    ? 'every service has it'
-    : gap.endsWith('/')
-      ? `src/ has no folders but ${FOLDERS.map((f) => `${f}/`).join(', ')}: domain rules go in src/domain/`
-      : 'domain rules go in src/domain/';
+/** How the edge's src/ differs from the edge's skeleton, each gap with its remedy. */
+function edgeGaps(service: string): string[] {
+  const gaps = lacking(service, 'src', EDGE_REQUIRED).map((gap) => `${gap}: the edge has it`);
+  for (const entry of entriesOf(service, 'src').filter((e) => !EDGE_REQUIRED.includes(e)))
+    gaps.push(
+      `has src/${entry}: the edge's src/ has ${EDGE_REQUIRED.join(', ')} and nothing else ` +
+        '(shared plumbing goes in http/, what one surface serves in surfaces/<surface>/)',
+    );
+  for (const surface of entriesOf(service, 'src/surfaces')) {
+    const dir = `src/surfaces/${surface}`;
+    if (!surface.endsWith('/')) {
+      gaps.push(`has ${dir}: a surface is a folder with its router module`);
+      continue;
+    }
+    gaps.push(...lacking(service, dir.slice(0, -1), SURFACE_REQUIRED).map((gap) => `${gap}: every surface has it`));
+    for (const entry of entriesOf(service, dir)) {
+      if (entry.endsWith('/') && !SURFACE_FOLDERS.includes(entry.slice(0, -1)))
+        gaps.push(`has ${dir}${entry}: a surface has no folders but ${SURFACE_FOLDERS.map((f) => `${f}/`).join(', ')}`);
+      else if (entry === 'queries.ts') gaps.push(`has ${dir}${entry}: a surface's SQL goes in its queries/`);
+    }
+  }
+  return gaps;
+}
 
-/** Every service but the dashboard (a browser app the gateway serves) against the skeleton; answers the problems. */
+/** Every service but the dashboard (a browser app the gateway serves) against its skeleton; answers the problems. */
 function checkSkeleton(): string[] {
   const services = readdirSync('services').filter(
     (name) => name !== 'dashboard' && statSync(`services/${name}`).isDirectory(),
   );
-  const problems: string[] = [];
-  for (const service of services) {
-    const gaps = skeletonGaps(service);
-    const known = KNOWN_GAPS[service] ?? [];
-    for (const gap of gaps.filter((g) => !known.includes(g)))
-      problems.push(`services/${service} ${gap}: ${remedy(gap)}`);
-    for (const gap of known.filter((g) => !gaps.includes(g)))
-      problems.push(`services/${service} no longer "${gap}": drop it from KNOWN_GAPS`);
-  }
-  for (const service of Object.keys(KNOWN_GAPS).filter((name) => !services.includes(name)))
-    problems.push(`KNOWN_GAPS names ${service}, which is not a service: drop it`);
+  const problems = services.flatMap((service) =>
+    (service === EDGE ? edgeGaps(service) : serviceGaps(service)).map((gap) => `services/${service} ${gap}`),
+  );
+  if (!services.includes(EDGE)) problems.push(`EDGE names ${EDGE}, which is not a service: name the edge`);
   return problems;
 }
 

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import t from 'tap';
 
 // The lint gate's boundaries on a small project: an import circle (of types only), a service importing another
 // service by its workspace name and by a relative path, the dashboard importing past its generated types, and a
-// service with a folder outside the skeleton, and a domain rule that does I/O. The same project without them passes, so each failure is the rule's.
-// The services are those of this tree, each with its top-level src/ entries as empty modules: the skeleton check
-// knows them by name.
+// service with a folder outside the skeleton, a folder of the edge outside the edge's, and a domain rule that does
+// I/O. The same project without them passes, so each failure is the rule's. The services are those of this tree,
+// each with its src/ (every folder, and every file as an empty module): the skeleton check knows them by name.
 const ROOT = join(import.meta.dirname, '..', '..');
 // Two runs of the whole gate, each starting four tools: on a busy machine that takes minutes.
 t.setTimeout(300_000);
@@ -57,8 +57,9 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
   for (const service of readdirSync(join(ROOT, 'services'), { withFileTypes: true })) {
     if (!service.isDirectory() || service.name === 'dashboard') continue;
     workspace(`services/${service.name}`, service.name);
-    for (const entry of readdirSync(join(ROOT, 'services', service.name, 'src'), { withFileTypes: true })) {
-      const path = `services/${service.name}/src/${entry.name}`;
+    const src = join(ROOT, 'services', service.name, 'src');
+    for (const entry of readdirSync(src, { withFileTypes: true, recursive: true })) {
+      const path = join('services', service.name, 'src', relative(src, join(entry.parentPath, entry.name)));
       if (entry.isDirectory()) mkdirSync(join(dir, path), { recursive: true });
       else if (entry.name.endsWith('.ts')) write(path, 'export {};\n');
     }
@@ -124,6 +125,9 @@ crossed.write(
   'services/affiliates/src/domain/rule.ts',
   "import type { Row } from '../queries/rows.ts';\nimport { findRow } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id + findRow().id;\n",
 );
+// (f) A folder of the edge's src/ outside the edge's skeleton, and a surface without its router module.
+mkdirSync(join(crossed.dir, 'services/gateway/src/idempotency'));
+mkdirSync(join(crossed.dir, 'services/gateway/src/surfaces/widgets'));
 const runs = { clean: lint(clean.dir), crossed: lint(crossed.dir) };
 
 t.test('the project without the violations passes', async (t) => {
@@ -162,5 +166,15 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
   );
   t.notMatch(output, /rule\.ts\n\s+1:/, 'the type-only import on line 1 is not reported');
   t.match(output, /services\/dispatcher has src\/rules\/: .*domain rules go in src\/domain\//, 'the skeleton check');
+  t.match(
+    output,
+    /services\/gateway has src\/idempotency\/: the edge's src\/ has main\.ts, .* and nothing else/,
+    "the edge's skeleton: a folder of its own",
+  );
+  t.match(
+    output,
+    /services\/gateway has no src\/surfaces\/widgets\/router\.ts: every surface has it/,
+    'and a surface without its router module',
+  );
   t.match(output, /lint: eslint, dpdm, skeleton failed/, 'the summary names the three, and nothing else');
 });

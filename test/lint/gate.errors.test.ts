@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import t from 'tap';
 
 // The lint gate (scripts/lint.ts with the repository's own eslint, Prettier and knip configuration) on a small
@@ -40,13 +40,14 @@ write(
   '{ "extends": "./tsconfig.base.json", "include": ["shared/src", "services/*/src", "scripts"] }\n',
 );
 
-// Every service's src/ as the gate sees it: its folders, and its files as empty modules.
+// Every service's src/ as the gate sees it: all its folders, and its files as empty modules.
 for (const service of readdirSync(join(ROOT, 'services'), { withFileTypes: true })) {
   if (!service.isDirectory() || service.name === 'dashboard') continue;
-  for (const entry of readdirSync(join(ROOT, 'services', service.name, 'src'), { withFileTypes: true })) {
-    const path = join(project, 'services', service.name, 'src', entry.name);
-    if (entry.isDirectory()) mkdirSync(path, { recursive: true });
-    else if (entry.name.endsWith('.ts')) write(join('services', service.name, 'src', entry.name), 'export {};\n');
+  const src = join(ROOT, 'services', service.name, 'src');
+  for (const entry of readdirSync(src, { withFileTypes: true, recursive: true })) {
+    const path = join('services', service.name, 'src', relative(src, join(entry.parentPath, entry.name)));
+    if (entry.isDirectory()) mkdirSync(join(project, path), { recursive: true });
+    else if (entry.name.endsWith('.ts')) write(path, 'export {};\n');
   }
 }
 
