@@ -120,10 +120,21 @@ crossed.write(
 );
 // (d) Domain rules in a folder of their own instead of domain/.
 mkdirSync(join(crossed.dir, 'services/dispatcher/src/rules'));
-// (e) A domain rule that reads for itself instead of being given what it decides on.
+// (e) A domain rule that does I/O instead of being given what it decides on: it reads through a query module and a
+// shared database module, opens a socket, and reaches for the service's deps.
+crossed.write('shared/src/db.ts', "export const open = (): string => 'pool';\n");
 crossed.write(
   'services/affiliates/src/domain/rule.ts',
-  "import type { Row } from '../queries/rows.ts';\nimport { findRow } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id + findRow().id;\n",
+  [
+    "import type { Row } from '../queries/rows.ts';",
+    "import { findRow } from '../queries/rows.ts';",
+    "import { connect } from 'node:net';",
+    "import { open } from '@platform/shared/db';",
+    "import '../deps.ts';",
+    '',
+    'export const idOf = (row: Row): string => row.id + findRow().id + open() + typeof connect;',
+    '',
+  ].join('\n'),
 );
 // (f) A folder of the edge's src/ outside the edge's skeleton, and a surface without its router module.
 mkdirSync(join(crossed.dir, 'services/gateway/src/idempotency'));
@@ -164,6 +175,9 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
     /'\.\.\/queries\/rows\.ts' import is restricted from being used by a pattern\. domain\/ decides and does no I\/O/,
     'a domain rule importing a query (its type-only import of the same module passes)',
   );
+  t.match(output, /'connect' import from 'node:net' is restricted\. domain\/ decides/, 'or opening a socket');
+  t.match(output, /'@platform\/shared\/db' import is restricted from being used\. domain\/ decides/, 'or the pool');
+  t.match(output, /'\.\.\/deps\.ts' import is restricted from being used by a pattern\. domain\/ decides/, 'or deps');
   t.notMatch(output, /rule\.ts\n\s+1:/, 'the type-only import on line 1 is not reported');
   t.match(output, /services\/dispatcher has src\/rules\/: .*domain rules go in src\/domain\//, 'the skeleton check');
   t.match(
