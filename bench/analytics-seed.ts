@@ -98,21 +98,17 @@ export async function loadAnalytics(
       // What the triggers on analytics_clicks (migration 066) add as the drain writes it, in the order the drain
       // would have written them (time).
       await conn`
-        insert into analytics_click_dimensions (merchant_id, dimension, bucket, key, clicks)
-        select c.merchant_id, d.dimension, c.bucket, d.key, sum(c.clicks)
+        insert into analytics_click_dimensions_daily (merchant_id, dimension, day, key, clicks)
+        select c.merchant_id, d.dimension, date_bin('1 day', c.bucket, timestamptz '2000-01-01Z'), d.key,
+               sum(c.clicks)
         from analytics_clicks c
         cross join lateral (values ('country', c.country), ('referrer', c.referrer),
                                    ('landing_page', c.landing_page), ('device', c.device)) d (dimension, key)
         where c.merchant_id = ${merchantId}
         group by 1, 2, 3, 4 having sum(c.clicks) <> 0 order by 3, 2, 4`;
-      await conn`
-        insert into analytics_click_dimensions_daily (merchant_id, dimension, day, key, clicks)
-        select merchant_id, dimension, date_bin('1 day', bucket, timestamptz '2000-01-01Z'), key, sum(clicks)
-        from analytics_click_dimensions where merchant_id = ${merchantId}
-        group by 1, 2, 3, 4 order by 3, 2, 4`;
       log('analytics: rollups computed; vacuum analyze');
       await conn`vacuum analyze visits, conversion_events, analytics_clicks, analytics_conversions, analytics_series,
-                 analytics_click_dimensions, analytics_click_dimensions_daily`;
+                 analytics_click_dimensions_daily`;
     } finally {
       conn.release();
     }

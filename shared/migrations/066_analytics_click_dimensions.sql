@@ -1,27 +1,17 @@
 -- Clicks by one click dimension at a time (docs/ANALYTICS.md): grouped by country, referrer, landing page or device
 -- without an affiliate filter, GET /api/v1/analytics read every analytics_clicks row of the range, and that rollup
 -- holds a row per affiliate × country × referrer × landing page × device and bucket, about a row per click when
--- traffic is spread over many affiliates. These hold one row per dimension, value and bucket instead.
---
--- Two grains: 15 minutes (analytics_click_dimensions) for the partial days at the ends of a range, whole UTC days
--- (analytics_click_dimensions_daily) for the days between, so a range of months reads a row per value and day. A
--- range is cut at 15-minute buckets, and a UTC day is 96 of them, so the two add up to exactly the range.
+-- traffic is spread over many affiliates. This holds one row per dimension, value and UTC day instead: a range reads
+-- its whole UTC days here and the partial days at its two ends (less than a day each) from analytics_clicks, so the
+-- sum is exactly the range's. A finer grain here would be read only at those ends, and would hold up to four rows
+-- per click when traffic is thin, more than the raw clicks themselves.
 -- Bots are not kept: the answer's clicks leave them out, and a value with bot clicks only is never ranked.
-create table if not exists analytics_click_dimensions (
-  merchant_id text not null references merchants (id),
-  dimension   text not null check (dimension in ('country', 'referrer', 'landing_page', 'device')),
-  bucket      timestamptz not null,
-  -- The value as analytics_clicks keeps it ('' for none).
-  key         text not null,
-  clicks      bigint not null,
-  primary key (merchant_id, dimension, bucket, key)
-);
-
 create table if not exists analytics_click_dimensions_daily (
   merchant_id text not null references merchants (id),
   dimension   text not null check (dimension in ('country', 'referrer', 'landing_page', 'device')),
   -- The UTC day's start.
   day         timestamptz not null,
+  -- The value as analytics_clicks keeps it ('' for none).
   key         text not null,
   clicks      bigint not null,
   primary key (merchant_id, dimension, day, key)
@@ -30,47 +20,36 @@ create table if not exists analytics_click_dimensions_daily (
 -- Kept by triggers on analytics_clicks, in the transaction that writes it: the drain's, so the counts are exact
 -- as the other rollups are (a fact counted in analytics_clicks is counted here, in the same commit). A trigger
 -- rather than a step of the drain's statement: a replica of the previous version, still running during a rolling
--- update, drains with its own statement, which does not know these tables; the trigger counts its clicks as well.
--- Statement-level with transition tables: one drain batch is one grouped upsert per grain, a row per dimension,
--- value and bucket of the batch (few: a batch is seconds of traffic), not a statement per rollup row.
+-- update, drains with its own statement, which does not know this table; the trigger counts its clicks as well.
+-- Statement-level with transition tables: one drain batch is one grouped upsert, a row per dimension, value and day
+-- of the batch (few: a batch is seconds of traffic), not a statement per rollup row. An update adds what the rows
+-- gained, their new clicks less their old (the drain's upsert only adds).
 create or replace function analytics_click_dimensions_add() returns trigger language plpgsql as $$
 begin
   if tg_op = 'INSERT' then
-    with deltas as (
-      select n.merchant_id, d.dimension, n.bucket, d.key, sum(n.clicks) as clicks
-      from new_rows n
-      cross join lateral (values ('country', n.country), ('referrer', n.referrer),
-                                 ('landing_page', n.landing_page), ('device', n.device)) d (dimension, key)
-      group by 1, 2, 3, 4 having sum(n.clicks) <> 0
-    ), quarters as (
-      insert into analytics_click_dimensions as r (merchant_id, dimension, bucket, key, clicks)
-      select merchant_id, dimension, bucket, key, clicks from deltas order by 1, 2, 3, 4
-      on conflict (merchant_id, dimension, bucket, key) do update set clicks = r.clicks + excluded.clicks
-    )
     insert into analytics_click_dimensions_daily as r (merchant_id, dimension, day, key, clicks)
-    select merchant_id, dimension, date_bin('1 day', bucket, timestamptz '2000-01-01T00:00:00Z'), key, sum(clicks)
-    from deltas group by 1, 2, 3, 4 order by 1, 2, 3, 4
+    select n.merchant_id, d.dimension, date_bin('1 day', n.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
+           sum(n.clicks)
+    from new_rows n
+    cross join lateral (values ('country', n.country), ('referrer', n.referrer),
+                               ('landing_page', n.landing_page), ('device', n.device)) d (dimension, key)
+    group by 1, 2, 3, 4 having sum(n.clicks) <> 0
+    order by 1, 2, 3, 4
     on conflict (merchant_id, dimension, day, key) do update set clicks = r.clicks + excluded.clicks;
   else
-    -- An update adds what the row gained: its new clicks less its old (the drain's upsert only adds).
     with changed as (
       select merchant_id, bucket, country, referrer, landing_page, device, clicks from new_rows
       union all
       select merchant_id, bucket, country, referrer, landing_page, device, -clicks from old_rows
-    ), deltas as (
-      select n.merchant_id, d.dimension, n.bucket, d.key, sum(n.clicks) as clicks
-      from changed n
-      cross join lateral (values ('country', n.country), ('referrer', n.referrer),
-                                 ('landing_page', n.landing_page), ('device', n.device)) d (dimension, key)
-      group by 1, 2, 3, 4 having sum(n.clicks) <> 0
-    ), quarters as (
-      insert into analytics_click_dimensions as r (merchant_id, dimension, bucket, key, clicks)
-      select merchant_id, dimension, bucket, key, clicks from deltas order by 1, 2, 3, 4
-      on conflict (merchant_id, dimension, bucket, key) do update set clicks = r.clicks + excluded.clicks
     )
     insert into analytics_click_dimensions_daily as r (merchant_id, dimension, day, key, clicks)
-    select merchant_id, dimension, date_bin('1 day', bucket, timestamptz '2000-01-01T00:00:00Z'), key, sum(clicks)
-    from deltas group by 1, 2, 3, 4 order by 1, 2, 3, 4
+    select n.merchant_id, d.dimension, date_bin('1 day', n.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
+           sum(n.clicks)
+    from changed n
+    cross join lateral (values ('country', n.country), ('referrer', n.referrer),
+                               ('landing_page', n.landing_page), ('device', n.device)) d (dimension, key)
+    group by 1, 2, 3, 4 having sum(n.clicks) <> 0
+    order by 1, 2, 3, 4
     on conflict (merchant_id, dimension, day, key) do update set clicks = r.clicks + excluded.clicks;
   end if;
   return null;
@@ -88,15 +67,12 @@ do $$ begin
     create trigger analytics_click_dimensions_of_updates after update on analytics_clicks
       referencing old table as old_rows new table as new_rows
       for each statement execute function analytics_click_dimensions_add();
-    insert into analytics_click_dimensions (merchant_id, dimension, bucket, key, clicks)
-    select c.merchant_id, d.dimension, c.bucket, d.key, sum(c.clicks)
+    insert into analytics_click_dimensions_daily (merchant_id, dimension, day, key, clicks)
+    select c.merchant_id, d.dimension, date_bin('1 day', c.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
+           sum(c.clicks)
     from analytics_clicks c
     cross join lateral (values ('country', c.country), ('referrer', c.referrer),
                                ('landing_page', c.landing_page), ('device', c.device)) d (dimension, key)
     group by 1, 2, 3, 4 having sum(c.clicks) <> 0;
-    insert into analytics_click_dimensions_daily (merchant_id, dimension, day, key, clicks)
-    select merchant_id, dimension, date_bin('1 day', bucket, timestamptz '2000-01-01T00:00:00Z'), key, sum(clicks)
-    from analytics_click_dimensions
-    group by 1, 2, 3, 4;
   end if;
 end $$;

@@ -82,7 +82,7 @@ export function analyticsRequest(query: AnalyticsQuery, merchantCurrency: string
 
 /**
  * The whole UTC days inside [start, end) (both on 15-minute boundaries): what a click-dimension grouping reads from
- * the daily rollup (migration 066); the rest at either end, less than a day each, comes from the 15-minute one.
+ * the daily rollup (migration 066); the rest at either end, less than a day each, comes from analytics_clicks.
  * Null when the range holds no whole UTC day.
  */
 export function wholeUtcDays(start: Date, end: Date): { from: Date; to: Date } | null {

@@ -193,10 +193,10 @@ export async function dimensionSums(
 
 /**
  * One pass over a click dimension's clicks in the range: the clicks of each of `keys`, and after them (`more`) the
- * `more` other values with the most clicks, in that order (none last among equals). Without an affiliate, from
- * migration 066's rollups: its daily one for the whole UTC days of the range, its 15-minute one for the rest; a
- * value and day is one row there, whatever the affiliates. For one affiliate, from that affiliate's rows of
- * analytics_clicks (its index), which hold no more than its own clicks.
+ * `more` other values with the most clicks, in that order (none last among equals). Without an affiliate, the whole
+ * UTC days of the range from migration 066's daily rollup (a value and day is one row there, whatever the
+ * affiliates) and the partial days at its ends, less than a day each, from analytics_clicks. For one affiliate, from
+ * that affiliate's rows of analytics_clicks (its index), which hold no more than its own clicks.
  */
 async function clickSums(
   sql: Sql,
@@ -221,22 +221,19 @@ async function clickSums(
 
 /** The (key, clicks) rows of a click dimension in the scope, whose sums by key are the dimension's clicks. */
 function clickRows(sql: Sql, s: AnalyticsScope, dimension: AnalyticsDimension) {
-  if (s.affiliateId !== null)
-    return sql`
-      select ${sql(DIMENSION_COLUMNS[dimension])} as key, clicks from analytics_clicks
-      where ${inRange(sql, s)} ${ofAffiliate(sql, s)}`;
-  const quarters = (from: Date, to: Date) => sql`
-    select key, clicks from analytics_click_dimensions
-    where merchant_id = ${s.merchantId} and dimension = ${dimension} and bucket >= ${from} and bucket < ${to}`;
-  const days = wholeUtcDays(s.start, s.end);
-  if (days === null) return quarters(s.start, s.end);
+  const column = sql(DIMENSION_COLUMNS[dimension]);
+  const raw = (from: Date, to: Date) => sql`
+    select ${column} as key, clicks from analytics_clicks
+    where merchant_id = ${s.merchantId} and bucket >= ${from} and bucket < ${to} ${ofAffiliate(sql, s)}`;
+  const days = s.affiliateId === null ? wholeUtcDays(s.start, s.end) : null;
+  if (days === null) return raw(s.start, s.end);
   return sql`
-    ${quarters(s.start, days.from)}
+    ${raw(s.start, days.from)}
     union all
     select key, clicks from analytics_click_dimensions_daily
     where merchant_id = ${s.merchantId} and dimension = ${dimension} and day >= ${days.from} and day < ${days.to}
     union all
-    ${quarters(days.to, s.end)}`;
+    ${raw(days.to, s.end)}`;
 }
 
 export interface CurrencySums {
