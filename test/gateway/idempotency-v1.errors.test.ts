@@ -1,5 +1,6 @@
 import t from 'tap';
 import Stripe from 'stripe';
+import { eventually } from '../helpers/platform.ts';
 import { startPayments } from '../payments/setup.ts';
 
 // Stripe's refusals of Idempotency-Key on /v1, through the official SDK and raw HTTP.
@@ -78,6 +79,15 @@ t.test('an empty key or one over 255 characters is a clear 400', async (t) => {
 t.test('a key whose first request is still running: 409 idempotency_key_in_use after the wait', async (t) => {
   const form = 'type=express&email=running%40acme.example';
   t.equal((await postForm(form, { 'idempotency-key': 'running' })).status, 200);
+  // On a loaded machine the answer may go out before it is stored: the row is changed only once the answer is in
+  // it, or the late store would undo the change.
+  await eventually(
+    async () =>
+      (await platform.sql`select 1 from idempotency_keys where key = 'running' and status is not null`).length > 0 ||
+      undefined,
+    10_000,
+    'the first answer stored',
+  );
   await platform.sql`
     update idempotency_keys set status = null, headers = null, body = null, locked_until = now() + interval '1 hour'
     where key = 'running'`;

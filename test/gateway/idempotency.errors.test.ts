@@ -57,18 +57,21 @@ t.test('an empty key, one over 255 characters, or one not printable ASCII is a c
   t.equal(longest.status, 201, 'a key of 255 characters is accepted');
 });
 
+// On a loaded machine the answer may go out before it is stored (the store outlived its deadline and goes on): a
+// test changes the key's row only once the answer is in it, or the late store would undo the change.
+const answerStored = (key: string) =>
+  eventually(
+    async () =>
+      (await platform.sql`select 1 from idempotency_keys where key = ${key} and status is not null`).length > 0 ||
+      undefined,
+    10_000,
+    `the first answer of ${key} stored`,
+  );
+
 t.test('a key whose first request is still running (on another replica) is refused after the wait', async (t) => {
   const body = { email: 'running@example.com' };
   t.equal((await client.post('/api/v1/affiliates', body, withKey('running'))).status, 201);
-  // On a loaded machine the answer may go out before it is stored (the store outlived its deadline and goes on):
-  // the row is changed below only once the answer is in it, or the late store would undo the change.
-  await eventually(
-    async () =>
-      (await platform.sql`select 1 from idempotency_keys where key = 'running' and status is not null`).length > 0 ||
-      undefined,
-    10_000,
-    'the first answer stored',
-  );
+  await answerStored('running');
   // The stored answer taken away again: the row is as it is while its first request runs elsewhere.
   await platform.sql`
     update idempotency_keys set status = null, headers = null, body = null, locked_until = now() + interval '1 hour'
@@ -81,6 +84,7 @@ t.test('a key whose first request is still running (on another replica) is refus
 t.test('a claim its gateway abandoned (unanswered past its lease) is taken over by the same request', async (t) => {
   const body = { email: 'abandoned@example.com' };
   t.equal((await client.post('/api/v1/affiliates', body, withKey('abandoned'))).status, 201);
+  await answerStored('abandoned');
   await platform.sql`
     update idempotency_keys set status = null, headers = null, body = null, locked_until = now() - interval '1 second'
     where key = 'abandoned'`;
