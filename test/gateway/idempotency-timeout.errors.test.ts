@@ -17,8 +17,17 @@ const platform = await startPlatform(t, {
 });
 const { sql } = platform;
 const { id: merchantId, key, client } = await platform.merchant();
-const parent = await client.post('/api/v1/affiliates', { email: 'parent@example.com' });
 const withKey = (k: string) => ({ headers: { 'idempotency-key': k } });
+// The setup's parent, under the same short deadline: on a loaded machine its first try may answer 503, and the
+// retry with its key creates it once or replays it.
+const parent = await eventually(
+  async () => {
+    const res = await client.post('/api/v1/affiliates', { email: 'parent@example.com' }, withKey('setup-parent'));
+    return res.status === 201 ? res : undefined;
+  },
+  30_000,
+  'the parent affiliate created',
+);
 
 const holdParent = () =>
   holdRows(sql, (tx) => tx`select 1 from affiliates where id = ${parent.body.id as string} for update`);
