@@ -1,7 +1,15 @@
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
-import { NoInput } from '@platform/shared/schemas/common';
+import type { NoInput } from '@platform/shared/schemas/common';
+import {
+  handlerOf,
+  jsonSpec,
+  type JsonInput,
+  type JsonRoute,
+  type JsonSpec,
+  type JsonSpecFields,
+} from '../../http/openapi/json-spec.ts';
 import type { Permission } from './permissions.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
@@ -32,64 +40,32 @@ export interface DashboardContext {
   setHeader: (name: string, value: string) => void;
 }
 
-export interface DashboardSpec<
+/** A route's spec (http/openapi/json-spec.ts) and what the session's role must allow (permissions.ts). */
+export type DashboardSpec<
   P extends TObject = TObject,
   Q extends TObject = TObject,
   B extends TSchema | null = TSchema | null,
-> {
-  operationId: string;
-  method: 'get' | 'post' | 'patch' | 'delete';
-  /** OpenAPI path template, under /dashboard/api. */
-  path: string;
-  summary: string;
-  /**
-   * 'session': a signed-in user (and, unless GET, the CSRF header); 'optional': the session if there is one (the
-   * app's first look, which must not fail before sign-in); 'none': sign-in itself.
-   */
-  auth: 'session' | 'optional' | 'none';
-  /** What the session's role must allow (permissions.ts); null on routes open to any user or to none. */
+> = JsonSpec<P, Q, B> & {
+  /** What the session's role must allow; null on routes open to any user or to none. */
   permission: Permission | null;
-  params: P;
-  query: Q;
-  body: B;
-  success: { status: 200 | 201 | 204; schema: TSchema; description: string };
-}
+};
 
-export type DashboardInput<S extends DashboardSpec> =
-  S extends DashboardSpec<infer P, infer Q, infer B>
-    ? { params: Static<P>; query: Static<Q>; body: B extends TSchema ? Static<B> : undefined }
-    : never;
-
-/** A spec with what it leaves out filled in: no parameters, no body, a signed-in session. */
+/** A spec with what it leaves out filled in (no parameters, no body, a signed-in session) and its permission. */
 export const spec = <
   P extends TObject = typeof NoInput,
   Q extends TObject = typeof NoInput,
   B extends TSchema | null = null,
 >(
-  s: Omit<DashboardSpec<P, Q, B>, 'params' | 'query' | 'body' | 'auth' | 'permission'> & {
+  s: JsonSpecFields<P, Q, B> & {
     /** Required: every route says what it needs, or null for none. */
     permission: Permission | null;
-    params?: P;
-    query?: Q;
-    body?: B;
-    auth?: DashboardSpec['auth'];
   },
-): DashboardSpec<P, Q, B> => ({
-  ...s,
-  auth: s.auth ?? 'session',
-  params: s.params ?? (NoInput as unknown as P),
-  query: s.query ?? (NoInput as unknown as Q),
-  body: s.body ?? (null as B),
-});
+): DashboardSpec<P, Q, B> => ({ ...jsonSpec<P, Q, B>(s), permission: s.permission });
 
 /** A spec and the function that answers it. */
-export interface DashboardRoute {
-  spec: DashboardSpec;
-  /** Called with the input its spec's schemas accepted. */
-  handler: (ctx: DashboardContext, input: { params: unknown; query: unknown; body: unknown }) => unknown;
-}
+export type DashboardRoute = JsonRoute<DashboardContext, DashboardSpec>;
 
-export const handle = <S extends DashboardSpec>(
+export const handle: <S extends DashboardSpec>(
   s: S,
-  handler: (ctx: DashboardContext, input: DashboardInput<S>) => unknown,
-): DashboardRoute => ({ spec: s, handler: handler as unknown as DashboardRoute['handler'] });
+  handler: (ctx: DashboardContext, input: JsonInput<S>) => unknown,
+) => DashboardRoute = handlerOf<DashboardContext>();

@@ -11,6 +11,7 @@ import { sendError } from '../../http/http-errors.ts';
 import type { Requester } from '../../http/requester.ts';
 import { dashboardDocument, serveDocument } from '../../http/openapi/documents.ts';
 import { toExpressPath } from '../../http/openapi/express-path.ts';
+import { routesOf } from '../../http/openapi/json-spec.ts';
 import type { DashboardContext, DashboardRoute, DashboardSpec } from './define.ts';
 import { createPasswordChecker, type PasswordChecker } from './password-check.ts';
 import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
@@ -80,11 +81,7 @@ function dashboardRoutes(
     ...billingRoutes(payments, config),
   ];
   // Served in the specs' order (the order of the document), each spec by exactly one handler.
-  const bySpec = new Map(routes.map((r) => [r.spec, r]));
-  const specs: DashboardSpec[] = Object.values(dashboardSpecs);
-  if (bySpec.size !== routes.length || routes.length !== specs.length)
-    throw new Error('every dashboard spec needs exactly one handler');
-  return specs.map((s) => bySpec.get(s)!);
+  return routesOf<DashboardContext, DashboardSpec>('dashboard', Object.values(dashboardSpecs), routes);
 }
 
 export function createDashboardApi(deps: {

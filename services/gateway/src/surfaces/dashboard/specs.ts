@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ErrorEnvelopeSchema } from '@platform/shared/errors';
 import { MerchantSettings } from '@platform/shared/schemas/merchant-settings';
+import { jsonRouteSpec } from '../../http/openapi/json-spec.ts';
 import type { RouteSpec, SurfaceSpec } from '../../http/openapi/spec.ts';
 import {
   BalanceAccountLink,
@@ -331,32 +332,15 @@ export const dashboardSpecs = {
   }),
 };
 
-const error = { 'application/json': { $ref: '#/components/schemas/Error' } };
-
-function routeSpec(s: DashboardSpec): RouteSpec {
-  return {
-    operationId: s.operationId,
-    method: s.method,
-    path: s.path,
-    summary: s.summary,
-    ...(s.permission
-      ? {
-          description: `Needs the \`${s.permission}\` permission (roles ${ROLES.filter((r) => can(r, s.permission!)).join(', ')}); a role without it is answered 403 FORBIDDEN.`,
-        }
-      : {}),
-    security: s.auth === 'session' ? [{ session: [] }] : [],
-    params: s.params,
-    query: s.query,
-    ...(s.body ? { body: { contentType: 'application/json', schema: s.body, required: true } } : {}),
-    responses: {
-      [String(s.success.status)]: {
-        description: s.success.description,
-        ...(s.success.status === 204 ? {} : { content: { 'application/json': s.success.schema } }),
-      },
-      default: { description: 'the error envelope', content: error },
-    },
-  };
-}
+/** The spec's document entry, saying which roles its permission lets through. */
+const routeSpec = (s: DashboardSpec): RouteSpec =>
+  jsonRouteSpec(
+    s,
+    'session',
+    s.permission
+      ? `Needs the \`${s.permission}\` permission (roles ${ROLES.filter((r) => can(r, s.permission!)).join(', ')}); a role without it is answered 403 FORBIDDEN.`
+      : undefined,
+  );
 
 /**
  * The surface of /dashboard/api/openapi. The dashboard's typed client is generated from its document and the
