@@ -3,7 +3,7 @@ import type { Json, ResponseSpec, RouteSpec, Schema, SurfaceSpec } from './spec.
 
 /**
  * The one OpenAPI 3.1 generator of the gateway: every surface's document (GET /api/v1/openapi, /v1/openapi,
- * /dashboard/api/openapi) is made here from that surface's route specs, with the same TypeBox schemas its router
+ * /dashboard/api/openapi, /portal/api/openapi) is made here from that surface's route specs, with the same TypeBox schemas its router
  * validates with. A schema carrying a `$id` becomes a component, written once and referenced wherever it is used.
  */
 export function generateOpenApi(surface: SurfaceSpec): Json {

@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 
 /**
- * What every gateway surface (/api/v1, /v1, /dashboard/api, the onboarding pages) says about a route, apart from the
+ * What every gateway surface (/api/v1, /v1, /dashboard/api, /portal/api, the onboarding pages) says about a route, apart from the
  * function that answers it: method, path, schemas, who may call. Its router validates and authenticates with the
  * spec; http/openapi/generate.ts makes the surface's OpenAPI document from the same specs, so neither can drift.
  */

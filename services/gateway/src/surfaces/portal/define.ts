@@ -1,8 +1,8 @@
 import type { Response } from 'express';
-import type { TObject } from '@sinclair/typebox';
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import type { GatewayConfig } from '../../config.ts';
+import { handlerOf, type JsonInput, type JsonRoute, type JsonSpec } from '../../http/openapi/json-spec.ts';
 import type { PortalCaller } from './calls.ts';
 import type { PortalLinkLimiter } from './limits.ts';
 import type { PortalSession, PortalSessionStore } from './sessions.ts';
@@ -26,32 +26,11 @@ export interface PortalContext {
   res: Response;
 }
 
-/** One route of /portal/api: its schemas apart from its handler, as the dashboard's routes are. */
-export interface PortalRoute {
-  method: 'get' | 'post' | 'put';
-  path: string;
-  /** 'session': a live portal session (and the CSRF header unless GET); 'none': sign-in itself. */
-  auth: 'session' | 'none';
-  query?: TObject;
-  body?: TObject;
-  /** A JSON object body passed on as it is, for the service whose operation validates it. */
-  rawBody?: boolean;
-  status: 200 | 201 | 202 | 204;
-  handler: (ctx: PortalContext, input: { query: never; body: never }) => Promise<unknown>;
-}
+/** A spec of specs.ts and the function that answers it. */
+export type PortalRoute = JsonRoute<PortalContext>;
 
-export const route = <Q = Record<string, never>, B = undefined>(r: {
-  method: PortalRoute['method'];
-  path: string;
-  auth?: PortalRoute['auth'];
-  query?: TObject;
-  body?: TObject;
-  rawBody?: boolean;
-  status?: PortalRoute['status'];
-  handler: (ctx: PortalContext, input: { query: Q; body: B }) => Promise<unknown>;
-}): PortalRoute => ({
-  ...r,
-  auth: r.auth ?? 'session',
-  status: r.status ?? 200,
-  handler: r.handler,
-});
+/** `handle(portalSpecs.x, async (ctx, { query, body }) => …)`: the handler of a spec, given its validated input. */
+export const handle: <S extends JsonSpec>(
+  s: S,
+  handler: (ctx: PortalContext, input: JsonInput<S>) => unknown,
+) => PortalRoute = handlerOf<PortalContext>();

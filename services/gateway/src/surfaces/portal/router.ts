@@ -7,15 +7,19 @@ import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../../config.ts';
 import { findDashboardDir } from '../dashboard/assets.ts';
 import { sendError } from '../../http/http-errors.ts';
+import { portalDocument, serveDocument } from '../../http/openapi/documents.ts';
+import { toExpressPath } from '../../http/openapi/express-path.ts';
+import { routesOf, type JsonSpec } from '../../http/openapi/json-spec.ts';
 import type { Requester } from '../../http/requester.ts';
 import { createPortalCaller } from './calls.ts';
-import type { PortalContext, PortalRoute } from './define.ts';
+import type { PortalContext } from './define.ts';
 import { createPortalLinkLimiter } from './limits.ts';
 import { portalPages } from './pages.ts';
 import { dataRoutes } from './routes-data.ts';
 import { payoutSettingsRoutes } from './routes-payout-settings.ts';
 import { sessionRoutes } from './routes-session.ts';
 import { createPortalSessionStore, PORTAL_CSRF_HEADER, portalToken, type PortalSession } from './sessions.ts';
+import { portalSpecs } from './specs.ts';
 
 /**
  * The affiliate portal (docs/PORTAL.md): its pages and link redemption (pages.ts) and its JSON API under
@@ -40,10 +44,16 @@ export function createPortal(deps: {
   router.use(portalPages({ sql, log, sessions, dir: findDashboardDir(), secureCookies }));
 
   const jsonParser = express.json({ limit: '64kb', strict: true, type: ['application/json'] });
-  const routes: PortalRoute[] = [...sessionRoutes, ...dataRoutes, ...payoutSettingsRoutes];
-  for (const r of routes) {
-    const validateQuery = r.query ? compileValidator<unknown>(r.query, 'query') : null;
-    const validateBody = r.body ? compileValidator<unknown>(r.body, 'body') : null;
+  const routes = routesOf<PortalContext, JsonSpec>('portal', Object.values(portalSpecs), [
+    ...sessionRoutes,
+    ...dataRoutes,
+    ...payoutSettingsRoutes,
+  ]);
+  router.use(serveDocument('/portal/api/openapi', 'portal.openapi', portalDocument()));
+  for (const { spec: r, handler } of routes) {
+    const validateParams = compileValidator<Record<string, string>>(r.params, 'params');
+    const validateQuery = compileValidator<Record<string, unknown>>(r.query, 'query');
+    const validateBody = r.body && !r.bodyCheckedBy ? compileValidator<unknown>(r.body, 'body') : null;
     const parse = (req: Request, res: Response, next: NextFunction) => {
       if (r.method === 'get') return next();
       if (Number(req.headers['content-length'] ?? 0) > 0 && !req.is('application/json'))
@@ -53,7 +63,7 @@ export function createPortal(deps: {
       jsonParser(req, res, next);
     };
     const handle = async (req: Request, res: Response) => {
-      res.locals['route'] = `portal.${r.method}.${r.path}`;
+      res.locals['route'] = `portal.${r.operationId}`;
       res.setHeader('Cache-Control', 'no-store');
       try {
         const token = portalToken(req) ?? '';
@@ -69,10 +79,11 @@ export function createPortal(deps: {
             );
           session = found;
         }
-        const query = validateQuery ? validateQuery({ ...(req.query as Record<string, unknown>) }) : {};
+        const params = validateParams({ ...req.params });
+        const query = validateQuery({ ...(req.query as Record<string, unknown>) });
         let body: unknown = undefined;
         if (validateBody) body = validateBody(req.body ?? {});
-        else if (r.rawBody) {
+        else if (r.bodyCheckedBy) {
           body = req.body;
           if (typeof body !== 'object' || body === null || Array.isArray(body))
             throw new ApiError('INVALID_INPUT', 'The request is invalid', [
@@ -94,17 +105,21 @@ export function createPortal(deps: {
           secureCookies,
           res,
         };
-        const result = await r.handler(ctx, { query: query as never, body: body as never });
-        if (r.status === 204) return void res.status(204).end();
-        res.status(r.status).json(result);
+        const result = await handler(ctx, { params, query, body });
+        if (r.success.status === 204) return void res.status(204).end();
+        res.status(r.success.status).json(result);
       } catch (err) {
         if (err instanceof ApiError)
           return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
-        log.error('portal route failed', { err: err as Error, route: r.path, request_id: res.locals['requestId'] });
+        log.error('portal route failed', {
+          err: err as Error,
+          route: r.operationId,
+          request_id: res.locals['requestId'],
+        });
         sendError(res, 'INTERNAL', 'Something went wrong on our side');
       }
     };
-    router[r.method](r.path, parse, handle);
+    router[r.method](toExpressPath(r.path), parse, handle);
   }
   // As on /dashboard/api: a method a route lacks is an unknown route, not Express's own 200 to OPTIONS.
   router.options('/portal/api/*path', (_req: Request, res: Response) => sendError(res, 'NOT_FOUND', 'No such route'));

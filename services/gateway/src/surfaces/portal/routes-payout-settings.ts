@@ -3,10 +3,11 @@ import { ApiError } from '@platform/shared/errors';
 import { enqueueMail } from '@platform/shared/mail';
 import { createPortalLink, portalLinkUrl } from '@platform/shared/portal-links';
 import type { MaskedPayoutDetails, TaxForm } from '@platform/shared/schemas/tax-forms';
-import { route, type PortalContext } from './define.ts';
+import { handle, type PortalContext } from './define.ts';
 import { payoutDetailsLinkMail } from './mails.ts';
 import { programmeView } from './queries/programmes.ts';
 import { countLinkRequest } from './routes-session.ts';
+import { portalSpecs } from './specs.ts';
 
 /**
  * Payout settings: the payout details and tax forms the onboarding page takes, through the affiliates service's own
@@ -32,87 +33,67 @@ const canChangeUntil = (ctx: PortalContext): Date | null => {
 };
 
 export const payoutSettingsRoutes = [
-  route({
-    method: 'get',
-    path: '/portal/api/payout-settings',
-    handler: async (ctx) => {
-      const params = { affiliate_id: ctx.session.affiliateId };
-      const [details, forms] = await Promise.all([
-        ctx.call<MaskedPayoutDetails>(api.getPayoutDetails, who(ctx), { params }),
-        ctx.call<{ data: TaxForm[] }>(api.listTaxForms, who(ctx), { params }),
-      ]);
-      const until = canChangeUntil(ctx);
-      return {
-        payout_details: details.method === null ? null : details,
-        tax_forms: forms.data.map((f) => ({
-          id: f.id,
-          type: f.form_type,
-          status: f.status,
-          signed_at: f.signed_on,
-          expires_at: f.expires_at,
-        })),
-        can_change_payout_details: until !== null,
-        can_change_until: until ? until.toISOString() : null,
-      };
-    },
+  handle(portalSpecs.getPayoutSettings, async (ctx) => {
+    const params = { affiliate_id: ctx.session.affiliateId };
+    const [details, forms] = await Promise.all([
+      ctx.call<MaskedPayoutDetails>(api.getPayoutDetails, who(ctx), { params }),
+      ctx.call<{ data: TaxForm[] }>(api.listTaxForms, who(ctx), { params }),
+    ]);
+    const until = canChangeUntil(ctx);
+    return {
+      payout_details: details.method === null ? null : details,
+      tax_forms: forms.data.map((f) => ({
+        id: f.id,
+        type: f.form_type,
+        status: f.status,
+        signed_at: f.signed_on,
+        expires_at: f.expires_at,
+      })),
+      can_change_payout_details: until !== null,
+      can_change_until: until ? until.toISOString() : null,
+    };
   }),
   /** Mails the session's affiliate a `payout_details` link: counted against the same limits as sign-in links. */
-  route({
-    method: 'post',
-    path: '/portal/api/payout-settings/link',
-    status: 202,
-    handler: async (ctx) => {
-      const s = ctx.session;
-      await countLinkRequest(ctx, s.email);
-      const p = await programmeView(ctx.sql, s.merchantId, s.affiliateId);
-      await ctx.sql.begin(async (tx) => {
-        const { token } = await createPortalLink(tx, {
-          purpose: 'payout_details',
-          email: s.email,
-          merchantId: s.merchantId,
-          affiliateId: s.affiliateId,
-        });
-        const mail = payoutDetailsLinkMail(portalLinkUrl(ctx.config.PUBLIC_BASE_URL, token), p!.merchant_name);
-        await enqueueMail(tx, ctx.masterKey, {
-          merchantId: s.merchantId,
-          kind: 'payout_details_link',
-          to: s.email,
-          ...mail,
-        });
+  handle(portalSpecs.requestPayoutSettingsLink, async (ctx) => {
+    const s = ctx.session;
+    await countLinkRequest(ctx, s.email);
+    const p = await programmeView(ctx.sql, s.merchantId, s.affiliateId);
+    await ctx.sql.begin(async (tx) => {
+      const { token } = await createPortalLink(tx, {
+        purpose: 'payout_details',
+        email: s.email,
+        merchantId: s.merchantId,
+        affiliateId: s.affiliateId,
       });
-      ctx.log.info('portal payout details link mailed', { affiliate_id: s.affiliateId });
-      return {};
-    },
+      const mail = payoutDetailsLinkMail(portalLinkUrl(ctx.config.PUBLIC_BASE_URL, token), p!.merchant_name);
+      await enqueueMail(tx, ctx.masterKey, {
+        merchantId: s.merchantId,
+        kind: 'payout_details_link',
+        to: s.email,
+        ...mail,
+      });
+    });
+    ctx.log.info('portal payout details link mailed', { affiliate_id: s.affiliateId });
+    return {};
   }),
   // The bodies are the API's own (PutPayoutDetails, CreateTaxForm): the affiliates service validates them.
-  route<never, unknown>({
-    method: 'put',
-    path: '/portal/api/payout-details',
-    rawBody: true,
-    handler: async (ctx, { body }) => {
-      const s = ctx.session;
-      if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
-      const masked = await ctx.call<MaskedPayoutDetails>(api.putPayoutDetails, who(ctx), {
-        params: { affiliate_id: s.affiliateId },
-        body,
-      });
-      ctx.log.info('portal payout details changed', { affiliate_id: s.affiliateId, method: masked.method });
-      return masked;
-    },
+  handle(portalSpecs.putPayoutDetails, async (ctx, { body }) => {
+    const s = ctx.session;
+    if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
+    const masked = await ctx.call<MaskedPayoutDetails>(api.putPayoutDetails, who(ctx), {
+      params: { affiliate_id: s.affiliateId },
+      body,
+    });
+    ctx.log.info('portal payout details changed', { affiliate_id: s.affiliateId, method: masked.method });
+    return masked;
   }),
-  route<never, unknown>({
-    method: 'post',
-    path: '/portal/api/tax-forms',
-    rawBody: true,
-    status: 201,
-    handler: (ctx, { body }) => {
-      // A tax form carries the legal name, TIN and address payouts are reported under: like payout details, only a
-      // session a fresh link opened may file one.
-      if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
-      return ctx.call<TaxForm>(api.createTaxForm, who(ctx), {
-        params: { affiliate_id: ctx.session.affiliateId },
-        body,
-      });
-    },
+  handle(portalSpecs.createTaxForm, (ctx, { body }) => {
+    // A tax form carries the legal name, TIN and address payouts are reported under: like payout details, only a
+    // session a fresh link opened may file one.
+    if (!canChangeUntil(ctx)) throw new ApiError('FORBIDDEN', FRESH_LINK_NEEDED);
+    return ctx.call<TaxForm>(api.createTaxForm, who(ctx), {
+      params: { affiliate_id: ctx.session.affiliateId },
+      body,
+    });
   }),
 ];

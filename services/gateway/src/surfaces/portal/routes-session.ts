@@ -2,12 +2,11 @@ import { ApiError, notFound } from '@platform/shared/errors';
 import { isId } from '@platform/shared/ids';
 import { enqueueMail } from '@platform/shared/mail';
 import { createPortalLink, portalLinkUrl } from '@platform/shared/portal-links';
-import { PortalSignInBody, PortalSwitchBody } from '@platform/shared/schemas/portal';
-import type { Static } from '@sinclair/typebox';
-import { route, type PortalContext } from './define.ts';
+import { handle, type PortalContext } from './define.ts';
 import { signInMail } from './mails.ts';
 import { approvedAffiliatesOf, programmeView } from './queries/programmes.ts';
 import { clearPortalCookie } from './sessions.ts';
+import { portalSpecs } from './specs.ts';
 
 /** GET /portal/api/session's answer: the person, the programme shown, and the others they may switch to. */
 export async function sessionView(ctx: PortalContext) {
@@ -41,76 +40,55 @@ export const sessionRoutes = [
    * nobody which addresses exist. One mail, one link, whatever the number of programmes: the session it opens lists
    * them all.
    */
-  route<never, Static<typeof PortalSignInBody>>({
-    method: 'post',
-    path: '/portal/api/sign-in',
-    auth: 'none',
-    body: PortalSignInBody,
-    status: 202,
-    handler: async (ctx, { body }) => {
-      const email = body.email.toLowerCase();
-      await countLinkRequest(ctx, email);
-      const programmes = await approvedAffiliatesOf(ctx.sql, email);
-      const first = programmes[0];
-      if (first) {
-        await ctx.sql.begin(async (tx) => {
-          const { token } = await createPortalLink(tx, {
-            purpose: 'sign_in',
-            email,
-            merchantId: first.merchant_id,
-            affiliateId: first.affiliate_id,
-          });
-          const mail = signInMail(
-            portalLinkUrl(ctx.config.PUBLIC_BASE_URL, token),
-            programmes.map((p) => p.merchant_name),
-          );
-          await enqueueMail(tx, ctx.masterKey, {
-            merchantId: first.merchant_id,
-            kind: 'affiliate_sign_in',
-            to: email,
-            ...mail,
-          });
+  handle(portalSpecs.signIn, async (ctx, { body }) => {
+    const email = body.email.toLowerCase();
+    await countLinkRequest(ctx, email);
+    const programmes = await approvedAffiliatesOf(ctx.sql, email);
+    const first = programmes[0];
+    if (first) {
+      await ctx.sql.begin(async (tx) => {
+        const { token } = await createPortalLink(tx, {
+          purpose: 'sign_in',
+          email,
+          merchantId: first.merchant_id,
+          affiliateId: first.affiliate_id,
         });
-      }
-      ctx.log.info('portal sign-in link asked', { programmes: programmes.length });
-      return {};
-    },
+        const mail = signInMail(
+          portalLinkUrl(ctx.config.PUBLIC_BASE_URL, token),
+          programmes.map((p) => p.merchant_name),
+        );
+        await enqueueMail(tx, ctx.masterKey, {
+          merchantId: first.merchant_id,
+          kind: 'affiliate_sign_in',
+          to: email,
+          ...mail,
+        });
+      });
+    }
+    ctx.log.info('portal sign-in link asked', { programmes: programmes.length });
+    return {};
   }),
-  route({
-    method: 'get',
-    path: '/portal/api/session',
-    handler: (ctx) => sessionView(ctx),
-  }),
+  handle(portalSpecs.getSession, (ctx) => sessionView(ctx)),
   /** Another programme of the same address; an embedded session is its one affiliate's only. */
-  route<never, Static<typeof PortalSwitchBody>>({
-    method: 'post',
-    path: '/portal/api/session/programme',
-    body: PortalSwitchBody,
-    handler: async (ctx, { body }) => {
-      const s = ctx.session;
-      if (body.affiliate_id === s.affiliateId) return sessionView(ctx);
-      if (s.embedded || !isId('aff', body.affiliate_id)) throw notFound('programme');
-      const target = (await approvedAffiliatesOf(ctx.sql, s.email)).find((p) => p.affiliate_id === body.affiliate_id);
-      if (!target) throw notFound('programme');
-      await ctx.sessions.switchTo(ctx.token, { merchantId: target.merchant_id, affiliateId: target.affiliate_id });
-      ctx.session = {
-        ...s,
-        merchantId: target.merchant_id,
-        affiliateId: target.affiliate_id,
-        payoutDetailsUntil: null,
-      };
-      ctx.log.info('portal programme switched', { affiliate_id: target.affiliate_id });
-      return sessionView(ctx);
-    },
+  handle(portalSpecs.switchProgramme, async (ctx, { body }) => {
+    const s = ctx.session;
+    if (body.affiliate_id === s.affiliateId) return sessionView(ctx);
+    if (s.embedded || !isId('aff', body.affiliate_id)) throw notFound('programme');
+    const target = (await approvedAffiliatesOf(ctx.sql, s.email)).find((p) => p.affiliate_id === body.affiliate_id);
+    if (!target) throw notFound('programme');
+    await ctx.sessions.switchTo(ctx.token, { merchantId: target.merchant_id, affiliateId: target.affiliate_id });
+    ctx.session = {
+      ...s,
+      merchantId: target.merchant_id,
+      affiliateId: target.affiliate_id,
+      payoutDetailsUntil: null,
+    };
+    ctx.log.info('portal programme switched', { affiliate_id: target.affiliate_id });
+    return sessionView(ctx);
   }),
-  route({
-    method: 'post',
-    path: '/portal/api/sign-out',
-    status: 204,
-    handler: async (ctx) => {
-      await ctx.sessions.end(ctx.token);
-      clearPortalCookie(ctx.res, ctx.session.embedded, ctx.secureCookies);
-      return null;
-    },
+  handle(portalSpecs.signOut, async (ctx) => {
+    await ctx.sessions.end(ctx.token);
+    clearPortalCookie(ctx.res, ctx.session.embedded, ctx.secureCookies);
+    return null;
   }),
 ];
