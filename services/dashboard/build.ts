@@ -4,13 +4,13 @@ import { fileURLToPath } from 'node:url';
 import preact from '@preact/preset-vite';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { build } from 'vite';
-import { apiV1Document, dashboardDocument } from '@platform/gateway/http/openapi/documents';
+import { apiV1Document, dashboardDocument, portalDocument } from '@platform/gateway/http/openapi/documents';
 import { DOMAIN_EVENT_TYPES } from '@platform/shared/catalogue';
 
 /**
- * The dashboard's build: its typed client generated from the two OpenAPI documents the gateway serves (the public
- * API's and the dashboard's own, made by the same functions from the same catalogues), then the Vite build of the
- * Preact app. scripts/bundle.ts builds it into dist/dashboard (the image); `npm ci`, `npm start` and `npm test`
+ * The dashboard's build: its typed clients generated from the OpenAPI documents the gateway serves (the public
+ * API's, the dashboard's own and the affiliate portal's, made by the same functions from the same specs), then the
+ * Vite build of the Preact app. scripts/bundle.ts builds it into dist/dashboard (the image); `npm ci`, `npm start` and `npm test`
  * into services/dashboard/dist (what the gateway serves when it runs from the sources).
  */
 export const DASHBOARD_ROOT = fileURLToPath(new URL('.', import.meta.url));
@@ -25,6 +25,7 @@ export async function generateClient(): Promise<void> {
   const documents = {
     'public-api': apiV1Document(),
     'dashboard-api': dashboardDocument(),
+    'portal-api': portalDocument(),
   };
   for (const [name, doc] of Object.entries(documents)) {
     const ast = await openapiTS(doc as never);

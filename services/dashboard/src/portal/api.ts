@@ -1,86 +1,27 @@
 import { RequestFailed } from '../api.ts';
+import type { components } from '../generated/portal-api.ts';
 
 /**
- * The portal's API (/portal/api, docs/PORTAL.md and the contract H2 serves): the answers' shapes, and one request
- * function that sends the session's CSRF token on every change and reports an ended session.
+ * The portal's API (/portal/api, docs/PORTAL.md): the answers' shapes, generated (services/dashboard/build.ts) from
+ * the OpenAPI document the gateway serves at /portal/api/openapi, and one request function that sends the session's
+ * CSRF token on every change and reports an ended session.
  */
-export interface Programme {
-  affiliate_id: string;
-  merchant_name: string;
-}
+type Schemas = components['schemas'];
+export type PortalSession = Schemas['PortalSession'];
+export type Home = Schemas['PortalHome'];
+export type Performance = Schemas['PortalPerformance'];
+export type Commission = Schemas['PortalCommission'];
+export type Payout = Schemas['PortalPayout'];
+export type PayoutSettings = Schemas['PortalPayoutSettings'];
+export type MaskedDetails = Schemas['PayoutDetails'];
+export type Team = Schemas['PortalTeam'];
 
-export interface PortalSession {
-  email: string;
-  csrf_token: string;
-  embedded: boolean;
-  return_url: string | null;
-  affiliate: { id: string; display_name: string; status: string };
-  programme: { merchant_name: string; currency: string; slug: string | null };
-  programmes: Programme[];
-}
-
-export interface Home {
-  referral_link: string;
-  coupons: { code: string }[];
-  currency: string;
-  this_month: { clicks: number; conversions: number; earnings: string };
-}
-
-export interface Performance {
-  group_by: string;
-  start: string;
-  end: string;
-  timezone: string;
-  currency: string;
-  data: { key: string; clicks: number; conversions: number; revenue: string; commissions: string }[];
-}
-
-export interface Commission {
-  id: string;
-  status: string;
-  amount: string;
-  currency: string;
-  created_at: string;
-  order: string | null;
-}
-
-export interface Payout {
-  id: string;
-  status: string;
-  amount: string;
-  currency: string;
-  method: string | null;
-  created_at: string;
-  paid_at: string | null;
-}
-
+/** A page of a portal list (PortalCommissionPage, PortalPayoutPage). */
 export interface Paged<T> {
   data: T[];
   has_more: boolean;
   /** The cursor to pass as `starting_after` for the next page, where the answer gives one. */
   next_cursor?: string | null;
-}
-
-export interface TaxFormSummary {
-  id: string;
-  type: string;
-  status: string;
-  signed_at: string | null;
-  expires_at: string | null;
-}
-
-export type MaskedDetails = Record<string, string | null>;
-
-export interface PayoutSettings {
-  payout_details: MaskedDetails | null;
-  tax_forms: TaxFormSummary[];
-  can_change_payout_details: boolean;
-  can_change_until: string | null;
-}
-
-export interface Team {
-  recruit_link: string | null;
-  children: number;
 }
 
 let csrf = '';
