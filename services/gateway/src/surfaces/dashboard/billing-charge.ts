@@ -10,11 +10,13 @@ import {
   findAttempt,
   insertClaim,
   leaseClaim,
+  lockPaidPeriod,
   recordIntent,
   saveBillingAccount,
   settleClaim,
   type ChargeRow,
 } from './queries/billing.ts';
+import { lockMerchant, lockMerchantPlan } from './queries/plans.ts';
 
 /**
  * An upgrade, paid on the platform's own account of the payments service (docs/BILLING.md). Every attempt is
@@ -96,23 +98,23 @@ export async function upgrade(
   let claim: ChargeRow;
   try {
     claim = await sql.begin(async (tx) => {
-      const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for update`;
-      if (!merchant) throw new ApiError('NOT_FOUND', 'No such merchant');
-      if (!isUpgrade(merchant.plan, request.plan))
+      const plan = await lockMerchantPlan(tx, merchantId);
+      if (!plan) throw new ApiError('NOT_FOUND', 'No such merchant');
+      if (!isUpgrade(plan, request.plan))
         throw new ApiError(
           'CONFLICT',
-          `The merchant is on ${PLAN_CATALOGUE[merchant.plan].name}: ${PLAN_CATALOGUE[request.plan].name} is not an upgrade`,
+          `The merchant is on ${PLAN_CATALOGUE[plan].name}: ${PLAN_CATALOGUE[request.plan].name} is not an upgrade`,
         );
       const account = await billingAccount(tx, merchantId);
       const period = account?.period_start ? { start: account.period_start, end: account.period_end! } : null;
-      const charge = upgradeCharge(merchant.plan, request.plan, period, now);
+      const charge = upgradeCharge(plan, request.plan, period, now);
       const claimed = await insertClaim(
         tx,
         merchantId,
         {
           id: newId('bch'),
           attempt: request.attempt,
-          from_plan: merchant.plan,
+          from_plan: plan,
           to_plan: request.plan,
           amount: String(charge.amount),
           currency: charge.currency,
@@ -198,13 +200,12 @@ export async function chargeClaim(
   const settled = await sql.begin(async (tx) => {
     // The merchant first, as every transaction that changes a plan locks it: a claim being made waits on it, so that
     // it never waits on this transaction's claim row while this one waits on the merchant (a deadlock).
-    await tx`select 1 from merchants where id = ${merchantId} for update`;
+    await lockMerchant(tx, merchantId);
     const row = await settleClaim(tx, merchantId, claim.id, 'succeeded', null);
     if (!row) return undefined;
     // The period the amount was prorated for, kept on the claim: a claim finished after its month ended still buys
     // what it was priced for, not a new month. (Claims from before migration 053 work it out as then.)
-    const [account] = await tx<{ period_start: Date | null; period_end: Date | null }[]>`
-      select period_start, period_end from billing_accounts where merchant_id = ${merchantId} for update`;
+    const account = await lockPaidPeriod(tx, merchantId);
     const current = account?.period_start ? { start: account.period_start, end: account.period_end! } : null;
     const paid =
       claim.period_start && claim.period_end

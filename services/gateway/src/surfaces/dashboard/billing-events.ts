@@ -1,6 +1,7 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { nextAttemptDelayMs, parseRetryAfter, webhookHeaders } from '@platform/shared/webhooks';
+import { leaseDueEvents, markDelivered, markFailed } from './queries/billing-events.ts';
 
 /**
  * Sends the billing events (shared/src/billing-events.ts) to the platform operator's endpoint, BILLING_WEBHOOK_URL,
@@ -17,15 +18,6 @@ export interface BillingWebhookTarget {
 const BATCH = 20;
 const TIMEOUT_MS = 10_000;
 
-interface EventRow {
-  merchant_id: string;
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
-  attempts: number;
-}
-
 /** One pass over the events due; answers how many were delivered. */
 export async function deliverBillingEvents(
   sql: Sql,
@@ -33,14 +25,7 @@ export async function deliverBillingEvents(
   log: Logger,
   now = new Date(),
 ): Promise<number> {
-  const due = await sql<EventRow[]>`
-    update billing_events e set attempts = e.attempts + 1,
-      next_attempt_at = ${now}::timestamptz + ${2 * TIMEOUT_MS} * interval '1 millisecond'
-    from (select merchant_id, id from billing_events
-          where delivered_at is null and next_attempt_at <= ${now}
-          order by next_attempt_at limit ${BATCH} for update skip locked) d
-    where e.merchant_id = d.merchant_id and e.id = d.id
-    returning e.merchant_id, e.id, e.type, e.data, e.created_at, e.attempts`;
+  const due = await leaseDueEvents(sql, now, 2 * TIMEOUT_MS, BATCH);
   let delivered = 0;
   for (const event of due.sort((a, b) => a.created_at.getTime() - b.created_at.getTime())) {
     const body = JSON.stringify({
@@ -53,14 +38,11 @@ export async function deliverBillingEvents(
     const outcome = await post(target, event.id, body);
     if (outcome.ok) {
       delivered++;
-      await sql`update billing_events set delivered_at = now(), last_error = null
-        where merchant_id = ${event.merchant_id} and id = ${event.id}`;
+      await markDelivered(sql, event);
       continue;
     }
     const delay = nextAttemptDelayMs(event.attempts, 1, outcome.retryAfterMs);
-    await sql`update billing_events set last_error = ${outcome.error},
-        next_attempt_at = ${now}::timestamptz + ${delay} * interval '1 millisecond'
-      where merchant_id = ${event.merchant_id} and id = ${event.id}`;
+    await markFailed(sql, event, outcome.error, now, delay);
     log.warn('billing event not delivered; tried again later', { event_id: event.id, error: outcome.error });
   }
   return delivered;

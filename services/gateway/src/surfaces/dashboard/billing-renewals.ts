@@ -13,14 +13,24 @@ import type { Requester } from '../../http/requester.ts';
 import { chargeClaim, claimLeaseMs, pay, type AskPayments } from './billing-charge.ts';
 import { deliverBillingEvents, type BillingWebhookTarget } from './billing-events.ts';
 import { createPaymentsCaller } from './payments.ts';
+import { claimInFlight, insertClaim, leaseClaim, settleClaim, type ChargeRow } from './queries/billing.ts';
+import { lockMerchant, lockMerchantPlan, merchantPlan } from './queries/plans.ts';
 import {
-  claimInFlight,
-  insertClaim,
-  leaseClaim,
-  settleClaim,
-  type BillingAccountRow,
-  type ChargeRow,
-} from './queries/billing.ts';
+  accountStatus,
+  dueAccounts,
+  endBillingPeriod,
+  endUnpaidMonth,
+  lockAccountAsRead,
+  lockAccountMonth,
+  markPastDue,
+  pastDueAccount,
+  plansPaidSince,
+  renewMonth,
+  scheduleDowngrade,
+  takeDowngrade,
+  type DueRow,
+} from './queries/renewals.ts';
+import { ownerEmails } from './queries/team.ts';
 
 /**
  * Monthly renewals (docs/BILLING.md). Every gateway replica runs the job; each due renewal is claimed once, as a
@@ -48,20 +58,9 @@ export interface RenewalDeps {
   events: BillingWebhookTarget | null;
 }
 
-/** A billing account whose month has ended, with its merchant's plan. */
-interface DueRow extends Omit<BillingAccountRow, 'period_start' | 'period_end'> {
-  merchant_id: string;
-  plan: Plan;
-  period_end: Date;
-}
-
 /** One pass: every account whose month has ended, oldest first. Answers how many were looked at. */
 export async function renewDue(deps: RenewalDeps, now = new Date()): Promise<number> {
-  const due = await deps.sql<DueRow[]>`
-    select b.merchant_id, m.plan, b.period_end, b.status, b.past_due_since, b.downgrade_to, b.payment_method,
-      b.card_brand, b.card_last4
-    from billing_accounts b join merchants m on m.id = b.merchant_id
-    where b.period_end <= ${now} order by b.period_end limit 200`;
+  const due = await dueAccounts(deps.sql, now, 200);
   for (const row of due) {
     try {
       await renewOne(deps, row, now);
@@ -77,16 +76,10 @@ export async function renewDue(deps: RenewalDeps, now = new Date()): Promise<num
  * day this way (`try` names it). Answers whether the account is still past due.
  */
 export async function retryPastDue(deps: RenewalDeps, merchantId: string, now = new Date()): Promise<boolean> {
-  const [row] = await deps.sql<DueRow[]>`
-    select b.merchant_id, m.plan, b.period_end, b.status, b.past_due_since, b.downgrade_to, b.payment_method,
-      b.card_brand, b.card_last4
-    from billing_accounts b join merchants m on m.id = b.merchant_id
-    where b.merchant_id = ${merchantId} and b.status = 'past_due' and b.period_end <= ${now}`;
+  const row = await pastDueAccount(deps.sql, merchantId, now);
   if (!row) return false;
   await renewOne(deps, row, now, 'card');
-  const [after] = await deps.sql<{ status: string }[]>`
-    select status from billing_accounts where merchant_id = ${merchantId}`;
-  return after?.status === 'past_due';
+  return (await accountStatus(deps.sql, merchantId)) === 'past_due';
 }
 
 async function renewOne(deps: RenewalDeps, row: DueRow, now: Date, tryName = ''): Promise<void> {
@@ -109,11 +102,9 @@ async function renewOne(deps: RenewalDeps, row: DueRow, now: Date, tryName = '')
     claim = await sql.begin(async (tx) => {
       // The merchant first, as every plan change locks it, then the account as this pass read it: an upgrade or a
       // downgrade since (a new month, another plan) means this month is no longer the one to charge.
-      const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for update`;
-      const [still] = await tx`
-        select 1 from billing_accounts where merchant_id = ${merchantId} and period_end = ${row.period_end}
-          and status = ${row.status} for update`;
-      if (!still || merchant?.plan !== plan) return undefined;
+      const lockedPlan = await lockMerchantPlan(tx, merchantId);
+      const still = await lockAccountAsRead(tx, merchantId, row.period_end, row.status);
+      if (!still || lockedPlan !== plan) return undefined;
       return insertClaim(
         tx,
         merchantId,
@@ -172,10 +163,7 @@ async function chargeRenewal(deps: RenewalDeps, row: DueRow, claim: ChargeRow, n
   }
   await sql.begin(async (tx) => {
     if (!(await settleClaim(tx, merchantId, claim.id, 'succeeded', null))) return;
-    await tx`
-      update billing_accounts set period_start = period_end, period_end = ${addMonth(row.period_end)},
-        status = 'active', past_due_since = null, updated_at = date_trunc('milliseconds', now())
-      where merchant_id = ${merchantId} and period_end = ${row.period_end}`;
+    await renewMonth(tx, merchantId, row.period_end, addMonth(row.period_end));
     await recordBillingEvent(tx, merchantId, 'plan.renewed', {
       charge_id: claim.id,
       plan: claim.to_plan,
@@ -191,10 +179,7 @@ async function chargeRenewal(deps: RenewalDeps, row: DueRow, claim: ChargeRow, n
 async function declined(deps: RenewalDeps, row: DueRow, claim: ChargeRow, reason: string, now: Date) {
   await deps.sql.begin(async (tx) => {
     await settleClaim(tx, row.merchant_id, claim.id, 'declined', reason);
-    const [became] = await tx`
-      update billing_accounts set status = 'past_due', past_due_since = ${now},
-        updated_at = date_trunc('milliseconds', now())
-      where merchant_id = ${row.merchant_id} and status = 'active' returning merchant_id`;
+    const became = await markPastDue(tx, row.merchant_id, now);
     if (became) await recordBillingEvent(tx, row.merchant_id, 'plan.past_due', { charge_id: claim.id, plan: row.plan });
     if (became)
       await mailOwners(deps, tx, row.merchant_id, 'Your payment was declined', [
@@ -208,19 +193,10 @@ async function declined(deps: RenewalDeps, row: DueRow, claim: ChargeRow, reason
 /** Past the grace: the highest plan paid for within the unpaid month (an upgrade paid since), else Free. */
 async function fallBack(deps: RenewalDeps, row: DueRow) {
   await deps.sql.begin(async (tx) => {
-    await tx`select 1 from merchants where id = ${row.merchant_id} for update`; // first, as billing-charge.ts says
-    const paid = await tx<{ to_plan: Plan }[]>`
-      select to_plan from billing_charges
-      where merchant_id = ${row.merchant_id} and status = 'succeeded' and created_at >= ${row.period_end}`;
-    const plan = paid
-      .map((p) => p.to_plan)
-      .reduce<Plan>((a, b) => (PLANS.indexOf(b) > PLANS.indexOf(a) ? b : a), 'free');
-    const [moved] = await tx`
-      update billing_accounts set status = 'active', past_due_since = null, period_start = null, period_end = null,
-        downgrade_to = null, updated_at = date_trunc('milliseconds', now())
-      where merchant_id = ${row.merchant_id} and status = 'past_due' and period_end = ${row.period_end}
-      returning merchant_id`;
-    if (!moved) return;
+    await lockMerchant(tx, row.merchant_id); // first, as billing-charge.ts says
+    const paid = await plansPaidSince(tx, row.merchant_id, row.period_end);
+    const plan = paid.reduce<Plan>((a, b) => (PLANS.indexOf(b) > PLANS.indexOf(a) ? b : a), 'free');
+    if (!(await endUnpaidMonth(tx, row.merchant_id, row.period_end))) return;
     await changePlanIn(tx, row.merchant_id, plan, 'billing');
     await recordBillingEvent(tx, row.merchant_id, 'plan.downgraded', {
       from_plan: row.plan,
@@ -238,32 +214,26 @@ async function fallBack(deps: RenewalDeps, row: DueRow) {
 /** A downgrade asked for applies when the paid month ends. */
 async function applyPlan(sql: Sql, merchantId: string, periodEnd: Date, plan: Plan, why: string) {
   await sql.begin(async (tx) => {
-    await tx`select 1 from merchants where id = ${merchantId} for update`; // first, as billing-charge.ts says
-    const [applied] = await tx`
-      update billing_accounts set downgrade_to = null where merchant_id = ${merchantId}
-        and period_end = ${periodEnd} and downgrade_to = ${plan} returning merchant_id`;
-    if (!applied) return;
-    const [from] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId}`;
+    await lockMerchant(tx, merchantId); // first, as billing-charge.ts says
+    if (!(await takeDowngrade(tx, merchantId, periodEnd, plan))) return;
+    const from = await merchantPlan(tx, merchantId);
     await changePlanIn(tx, merchantId, plan, `billing ${why}`);
-    await recordBillingEvent(tx, merchantId, 'plan.downgraded', { from_plan: from!.plan, to_plan: plan, reason: why });
+    await recordBillingEvent(tx, merchantId, 'plan.downgraded', { from_plan: from!, to_plan: plan, reason: why });
   });
 }
 
 /** Nothing more to charge (Free, or a plan sold by contract): the account keeps its card and has no month running. */
 const endBilling = async (sql: Queryable, merchantId: string, periodEnd: Date) => {
-  await sql`update billing_accounts set period_start = null, period_end = null, status = 'active',
-    past_due_since = null where merchant_id = ${merchantId} and period_end = ${periodEnd}`;
+  await endBillingPeriod(sql, merchantId, periodEnd);
 };
 
 async function mailOwners(deps: RenewalDeps, tx: Queryable, merchantId: string, subject: string, paragraphs: string[]) {
-  const owners = await tx<{ email: string }[]>`
-    select email from dashboard_users where merchant_id = ${merchantId} and role = 'owner'`;
+  const owners = await ownerEmails(tx, merchantId);
   const content = composeMail(paragraphs, {
     url: `${deps.baseUrl}/dashboard/settings/plan`,
     label: 'Open the Plan page',
   });
-  for (const owner of owners)
-    await enqueueMail(tx, deps.masterKey, { merchantId, kind: 'billing', to: owner.email, subject, content });
+  for (const to of owners) await enqueueMail(tx, deps.masterKey, { merchantId, kind: 'billing', to, subject, content });
 }
 
 /** What the job needs, from the gateway's own pool, NATS requester and configuration. */
@@ -321,33 +291,30 @@ export async function downgrade(
   actor: string,
 ): Promise<{ plan: Plan; downgrade_to: Plan | null; applies_at: Date | null }> {
   return sql.begin(async (tx) => {
-    const [merchant] = await tx<{ plan: Plan }[]>`select plan from merchants where id = ${merchantId} for update`;
-    if (!merchant) throw new ApiError('NOT_FOUND', 'No such merchant');
-    if (PLANS.indexOf(plan) > PLANS.indexOf(merchant.plan))
+    const current = await lockMerchantPlan(tx, merchantId);
+    if (!current) throw new ApiError('NOT_FOUND', 'No such merchant');
+    if (PLANS.indexOf(plan) > PLANS.indexOf(current))
       throw new ApiError('CONFLICT', `${PLAN_CATALOGUE[plan].name} is above your plan: upgrade instead`);
-    const [account] = await tx<{ period_end: Date | null; status: 'active' | 'past_due' }[]>`
-      select period_end, status from billing_accounts where merchant_id = ${merchantId} for update`;
+    const account = await lockAccountMonth(tx, merchantId);
     // Without a month running (Free, a plan the operator set), or past due (the month ended unpaid: nothing paid is
     // kept until a month's end), the downgrade applies at once, and the retries charge the lower plan, or none.
     if (!account?.period_end || account.status === 'past_due') {
-      if (plan !== merchant.plan) {
+      if (plan !== current) {
         await changePlanIn(tx, merchantId, plan, actor);
         await recordBillingEvent(tx, merchantId, 'plan.downgraded', {
-          from_plan: merchant.plan,
+          from_plan: current,
           to_plan: plan,
           reason: 'asked',
         });
       }
       if (account?.period_end) {
-        await tx`update billing_accounts set downgrade_to = null, updated_at = date_trunc('milliseconds', now())
-          where merchant_id = ${merchantId}`;
+        await scheduleDowngrade(tx, merchantId, null);
         if (!PLAN_CATALOGUE[plan].price?.amount) await endBilling(tx, merchantId, account.period_end);
       }
       return { plan, downgrade_to: null, applies_at: null };
     }
-    const to = plan === merchant.plan ? null : plan;
-    await tx`update billing_accounts set downgrade_to = ${to}, updated_at = date_trunc('milliseconds', now())
-      where merchant_id = ${merchantId}`;
-    return { plan: merchant.plan, downgrade_to: to, applies_at: to ? account.period_end : null };
+    const to = plan === current ? null : plan;
+    await scheduleDowngrade(tx, merchantId, to);
+    return { plan: current, downgrade_to: to, applies_at: to ? account.period_end : null };
   });
 }

@@ -8,6 +8,7 @@ import { downgrade, retryPastDue } from './billing-renewals.ts';
 import { handle, type DashboardContext } from './define.ts';
 import type { PaymentsCaller } from './payments.ts';
 import { billingAccount, pendingRequest, receipts, saveCard, type ChargeRow } from './queries/billing.ts';
+import { merchantPlan } from './queries/plans.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 
 const money = (amount: number | string, currency: string) => ({
@@ -61,14 +62,14 @@ export function billingRoutes(payments: PaymentsCaller, config: GatewayConfig) {
   return [
     handle(specs.getBilling, async (ctx) => {
       const merchantId = ctx.session.merchantId;
-      const [account, requested, paid, [merchant]] = await Promise.all([
+      const [account, requested, paid, plan] = await Promise.all([
         billingAccount(ctx.sql, merchantId),
         pendingRequest(ctx.sql, merchantId),
         receipts(ctx.sql, merchantId, 50),
-        ctx.sql<{ plan: (typeof PLANS)[number] }[]>`select plan from merchants where id = ${merchantId}`,
+        merchantPlan(ctx.sql, merchantId),
       ]);
       return {
-        plan: merchant!.plan,
+        plan: plan!,
         plans: presentPlans(),
         payments: mode,
         period_end: account?.period_end?.toISOString() ?? null,

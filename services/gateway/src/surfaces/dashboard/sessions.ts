@@ -3,6 +3,13 @@ import type { Request, Response } from 'express';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Queryable, Sql } from '@platform/shared/db';
 import type { Role } from './permissions.ts';
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  deleteSessionsOf,
+  insertSession,
+  liveSession,
+} from './queries/sessions.ts';
 import { hashToken, newToken } from './tokens.ts';
 
 /**
@@ -45,33 +52,14 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
   return {
     async create(userId, merchantId) {
       const token = newToken();
-      const [row] = await sql<{ expires_at: Date }[]>`
-        insert into dashboard_sessions (token_hash, user_id, merchant_id, expires_at)
-        values (${hashToken(token)}, ${userId}, ${merchantId}, now() + make_interval(mins => ${ttlMinutes}))
-        returning expires_at`;
+      const expiresAt = await insertSession(sql, { tokenHash: hashToken(token), userId, merchantId, ttlMinutes });
       // Expired sessions of anyone are removed as new ones are made: the table stays the size of the live ones.
-      await sql`delete from dashboard_sessions where expires_at < now() - interval '1 day'`;
-      return { token, expiresAt: row!.expires_at };
+      await deleteExpiredSessions(sql);
+      return { token, expiresAt };
     },
     async resolve(token) {
       if (!TOKEN_SHAPE.test(token)) return null;
-      const [row] = await sql<
-        {
-          user_id: string;
-          email: string;
-          role: Role;
-          verified: boolean;
-          merchant_id: string;
-          name: string;
-          plan: string;
-          expires_at: Date;
-        }[]
-      >`
-        select s.user_id, u.email, u.role, u.email_verified_at is not null as verified, s.merchant_id, m.name, m.plan, s.expires_at
-        from dashboard_sessions s
-        join dashboard_users u on u.id = s.user_id and u.merchant_id = s.merchant_id
-        join merchants m on m.id = s.merchant_id
-        where s.token_hash = ${hashToken(token)} and s.expires_at > now()`;
+      const row = await liveSession(sql, hashToken(token));
       if (!row) return null;
       return {
         userId: row.user_id,
@@ -86,12 +74,10 @@ export function createSessionStore(sql: Sql, masterKey: Buffer, ttlMinutes: numb
       };
     },
     async end(token) {
-      if (TOKEN_SHAPE.test(token)) await sql`delete from dashboard_sessions where token_hash = ${hashToken(token)}`;
+      if (TOKEN_SHAPE.test(token)) await deleteSession(sql, hashToken(token));
     },
     async endAllOf(q, user, keep) {
-      await q`
-        delete from dashboard_sessions where merchant_id = ${user.merchantId} and user_id = ${user.userId}
-          ${keep ? q`and token_hash <> ${hashToken(keep)}` : q``}`;
+      await deleteSessionsOf(q, user, keep ? hashToken(keep) : undefined);
     },
     csrfFor,
     checkCsrf(token, presented) {

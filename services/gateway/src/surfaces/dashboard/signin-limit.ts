@@ -1,4 +1,5 @@
 import type { Sql } from '@platform/shared/db';
+import { clearSubject, releaseAttempt, reserveAttempt } from './queries/signin-failures.ts';
 
 /**
  * Password attempts (sign-in, and the password entered again to reveal a webhook secret), counted in Postgres so
@@ -50,10 +51,8 @@ export function createSigninLimiter(sql: Sql, limits: SigninLimits) {
    */
   const release = async (reservation: Reservation, passwordWasRight: boolean): Promise<void> => {
     // A window that started again after the reservation does not hold it.
-    await sql`
-      update dashboard_signin_failures set count = greatest(count - 1, 0)
-      where subject in ${sql(reservation.subjects)} and window_start <= ${reservation.at}::text::timestamptz`;
-    if (passwordWasRight) await sql`delete from dashboard_signin_failures where subject = ${reservation.accountAndIp}`;
+    await releaseAttempt(sql, reservation.subjects, reservation.at);
+    if (passwordWasRight) await clearSubject(sql, reservation.accountAndIp);
   };
   return {
     release,
@@ -61,12 +60,14 @@ export function createSigninLimiter(sql: Sql, limits: SigninLimits) {
     async reserve(email: string, ip: string): Promise<Reserved> {
       const checks = subjects(email, ip);
       const names = checks.map((c) => c.subject);
-      // now() in the same statement is the reservation's own time (the function's transaction's).
-      const [row] = await sql<{ wait: number; at: string }[]>`
-        select dashboard_signin_reserve(${names}::text[], ${checks.map((c) => c.max)}::int[], ${SIGNIN_WINDOW_SECONDS}) as wait,
-               now()::text as at`;
-      if (row!.wait > 0) return { retryAfter: row!.wait };
-      return { reservation: { subjects: names, accountAndIp: names[0]!, at: row!.at } };
+      const row = await reserveAttempt(
+        sql,
+        names,
+        checks.map((c) => c.max),
+        SIGNIN_WINDOW_SECONDS,
+      );
+      if (row.wait > 0) return { retryAfter: row.wait };
+      return { reservation: { subjects: names, accountAndIp: names[0]!, at: row.at } };
     },
     /**
      * The reserved attempt's check. One that could not be made (the process's password work was full, the database

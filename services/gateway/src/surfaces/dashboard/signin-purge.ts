@@ -2,6 +2,7 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startPeriodicPurge } from '@platform/shared/purge';
 import type { Worker } from '@platform/shared/service';
+import { purgeSigninFailures } from './queries/signin-failures.ts';
 
 /**
  * Rows of dashboard_signin_failures are kept SIGNIN_FAILURE_RETENTION_HOURS after their window opened, then deleted
@@ -16,14 +17,6 @@ export function startSigninFailurePurge(sql: Sql, log: Logger): Worker {
     what: 'dashboard sign-in failures',
     log,
     batch: 5000,
-    deleteBatch: async (limit) => {
-      const deleted = await sql`
-        delete from dashboard_signin_failures where subject in (
-          select subject from dashboard_signin_failures
-          where window_start < now() - make_interval(hours => ${SIGNIN_FAILURE_RETENTION_HOURS})
-          limit ${limit}
-          for update skip locked)`;
-      return deleted.count;
-    },
+    deleteBatch: (limit) => purgeSigninFailures(sql, SIGNIN_FAILURE_RETENTION_HOURS, limit),
   });
 }

@@ -1,4 +1,5 @@
 import type { Sql } from '@platform/shared/db';
+import { reserveWait } from './queries/signin-failures.ts';
 
 /**
  * Sign-ups allowed per client address and per e-mail domain in an hour, counted in Postgres (every replica sees the
@@ -15,9 +16,8 @@ export const SIGNUP_LIMITS = { perIp: 10, perDomain: 30 };
  * go ahead, else the seconds until one may be made. Sign-up's and the password reset's.
  */
 export async function reserveHourly(sql: Sql, subjects: string[], limits: number[]): Promise<number | null> {
-  const [row] = await sql<{ wait: number }[]>`
-    select dashboard_signin_reserve(${subjects}::text[], ${limits}::int[], ${SIGNUP_WINDOW_SECONDS}) as wait`;
-  return row!.wait > 0 ? row!.wait : null;
+  const wait = await reserveWait(sql, subjects, limits, SIGNUP_WINDOW_SECONDS);
+  return wait > 0 ? wait : null;
 }
 
 export function createSignupLimiter(sql: Sql, limits = SIGNUP_LIMITS) {

@@ -152,3 +152,13 @@ export const saveCard = (
     on conflict (merchant_id) do update set payment_method = excluded.payment_method,
       card_brand = excluded.card_brand, card_last4 = excluded.card_last4,
       updated_at = date_trunc('milliseconds', now())`;
+
+/** The account's paid period, its row locked until the transaction ends. */
+export async function lockPaidPeriod(
+  tx: Queryable,
+  merchantId: string,
+): Promise<{ period_start: Date | null; period_end: Date | null } | undefined> {
+  const [account] = await tx<{ period_start: Date | null; period_end: Date | null }[]>`
+    select period_start, period_end from billing_accounts where merchant_id = ${merchantId} for update`;
+  return account;
+}

@@ -59,3 +59,10 @@ export async function setMemberRole(tx: Queryable, merchantId: string, userId: s
 export async function deleteMember(tx: Queryable, merchantId: string, userId: string): Promise<void> {
   await tx`delete from dashboard_users where id = ${userId} and merchant_id = ${merchantId}`;
 }
+
+/** The addresses of the merchant's owners (whom billing mails). */
+export async function ownerEmails(tx: Queryable, merchantId: string): Promise<string[]> {
+  const owners = await tx<{ email: string }[]>`
+    select email from dashboard_users where merchant_id = ${merchantId} and role = 'owner'`;
+  return owners.map((o) => o.email);
+}
