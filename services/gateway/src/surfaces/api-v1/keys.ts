@@ -2,6 +2,7 @@ import type { Role } from '../dashboard/permissions.ts';
 import { hashApiKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
+import { keyByHash } from './queries/api-keys.ts';
 
 export interface KeyRecord {
   keyId: string;
@@ -32,21 +33,7 @@ export function createKeyResolver(sql: Sql, ttlMs: number) {
     const now = Date.now();
     const hit = cache.get(cacheKey);
     if (hit && hit.expires > now) return hit.record;
-    const [row] = await inDatabaseSpan('select api_keys', () =>
-      sql<
-        {
-          id: string;
-          merchant_id: string;
-          scopes: string[];
-          rate_limit_per_min: number;
-          revoked: boolean;
-          plan: string;
-        }[]
-      >`
-      select k.id, k.merchant_id, k.scopes, k.rate_limit_per_min, k.revoked_at is not null as revoked, m.plan
-      from api_keys k join merchants m on m.id = k.merchant_id
-      where k.key_hash = ${hash}`.execute(),
-    );
+    const [row] = await inDatabaseSpan('select api_keys', () => keyByHash(sql, hash).execute());
     const record: KeyRecord | null = row
       ? {
           keyId: row.id,

@@ -1,6 +1,7 @@
 import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startPartitionMaintenance, type PartitionedTable } from '@platform/shared/partitions';
+import { addDailyUsage, touchKeys } from './queries/key-usage.ts';
 
 /**
  * The usage log is partitioned by month and kept: a partition holds a month of every key's days, so that a month no
@@ -27,15 +28,8 @@ export function createUsageRecorder(sql: Sql, log: Logger, intervalMs = 5000) {
     counts = new Map();
     const rows = [...batch].map(([key_id, requests]) => ({ key_id, requests }));
     try {
-      await sql`
-        insert into api_key_usage_daily (key_id, day, requests)
-        select key_id, (now() at time zone 'utc')::date, requests
-        from jsonb_to_recordset(${sql.json(rows)}) as r(key_id text, requests bigint)
-        on conflict (key_id, day) do update set requests = api_key_usage_daily.requests + excluded.requests`;
-      await sql`
-        update api_keys k set last_used_at = now()
-        from jsonb_to_recordset(${sql.json(rows)}) as r(key_id text, requests bigint)
-        where k.id = r.key_id`;
+      await addDailyUsage(sql, rows);
+      await touchKeys(sql, rows);
     } catch (err) {
       // Put the counts back: they are added on the next flush.
       for (const [k, n] of batch) counts.set(k, (counts.get(k) ?? 0) + n);

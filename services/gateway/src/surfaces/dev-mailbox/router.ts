@@ -3,6 +3,7 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { openMailContent } from '@platform/shared/mail';
 import { sendError } from '../../http/http-errors.ts';
+import { mailboxMails } from './queries/mails.ts';
 
 /** How many mails the mailbox shows, newest first. */
 const MAILBOX_SIZE = 50;
@@ -19,12 +20,7 @@ export function createDevMailbox(sql: Sql, keys: readonly Buffer[], log: Logger)
     res.locals['route'] = 'dev.mailbox';
     res.setHeader('Cache-Control', 'no-store');
     try {
-      const rows = await sql<
-        { id: string; merchant_id: string; recipient: string; subject: string; content: string; created_at: Date }[]
-      >`
-        select id, merchant_id, recipient, subject, content_encrypted as content, created_at from mails
-        where sent_via = 'dev_mailbox' and content_encrypted is not null
-        order by created_at desc, id desc limit ${MAILBOX_SIZE}`;
+      const rows = await mailboxMails(sql, MAILBOX_SIZE);
       const mails = rows.map((r) => {
         const content = openMailContent(keys, r);
         return {

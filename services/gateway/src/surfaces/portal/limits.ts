@@ -1,4 +1,5 @@
 import type { Sql } from '@platform/shared/db';
+import { reserveWait } from '../dashboard/queries/signin-failures.ts';
 import { SIGNIN_WINDOW_SECONDS } from '../dashboard/signin-limit.ts';
 
 /**
@@ -26,9 +27,7 @@ export function createPortalLinkLimiter(sql: Sql) {
         `portal-link:ip:${ip}`,
       ];
       const limits = [PORTAL_LINK_LIMITS.perAddressAndIp, PORTAL_LINK_LIMITS.perAddress, PORTAL_LINK_LIMITS.perIp];
-      const [row] = await sql<{ wait: number }[]>`
-        select dashboard_signin_reserve(${subjects}::text[], ${limits}::int[], ${SIGNIN_WINDOW_SECONDS}) as wait`;
-      return row!.wait;
+      return reserveWait(sql, subjects, limits, SIGNIN_WINDOW_SECONDS);
     },
   };
 }

@@ -3,6 +3,13 @@ import type { Request, Response } from 'express';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
 import { hashToken, newToken } from '../dashboard/tokens.ts';
+import {
+  deleteExpiredPortalSessions,
+  deletePortalSession,
+  insertPortalSession,
+  livePortalSession,
+  switchPortalSession,
+} from './queries/sessions.ts';
 
 /**
  * Affiliate portal sessions (migration 062's portal_sessions): the same model as the dashboard's (a random cookie,
@@ -47,35 +54,23 @@ export function createPortalSessionStore(sql: Sql, masterKey: Buffer) {
     async create(s: NewPortalSession): Promise<{ token: string; expiresAt: Date }> {
       const token = newToken();
       const hours = s.embedded ? SESSION_HOURS.embedded : SESSION_HOURS.mailed;
-      const [row] = await sql<{ expires_at: Date }[]>`
-        insert into portal_sessions
-          (token_hash, email, merchant_id, affiliate_id, only_affiliate, return_url, payout_details_until, expires_at)
-        values (${hashToken(token)}, ${s.email.toLowerCase()}, ${s.merchantId}, ${s.affiliateId}, ${s.embedded},
-                ${s.returnUrl},
-                ${s.payoutDetails ? sql`now() + make_interval(mins => ${PAYOUT_DETAILS_MINUTES})` : null},
-                now() + make_interval(hours => ${hours}))
-        returning expires_at`;
+      const expiresAt = await insertPortalSession(sql, {
+        tokenHash: hashToken(token),
+        email: s.email.toLowerCase(),
+        merchantId: s.merchantId,
+        affiliateId: s.affiliateId,
+        onlyAffiliate: s.embedded,
+        returnUrl: s.returnUrl,
+        payoutDetailsMinutes: s.payoutDetails ? PAYOUT_DETAILS_MINUTES : null,
+        hours,
+      });
       // Expired sessions of anyone are removed as new ones are made: the table stays the size of the live ones.
-      await sql`delete from portal_sessions where expires_at < now() - interval '1 day'`;
-      return { token, expiresAt: row!.expires_at };
+      await deleteExpiredPortalSessions(sql);
+      return { token, expiresAt };
     },
     async resolve(token: string): Promise<PortalSession | null> {
       if (!TOKEN_SHAPE.test(token)) return null;
-      const [row] = await sql<
-        {
-          email: string;
-          merchant_id: string;
-          affiliate_id: string;
-          only_affiliate: boolean;
-          return_url: string | null;
-          payout_details_until: Date | null;
-        }[]
-      >`
-        select s.email, s.merchant_id, s.affiliate_id, s.only_affiliate, s.return_url, s.payout_details_until
-        from portal_sessions s
-        join affiliates a on a.merchant_id = s.merchant_id and a.id = s.affiliate_id
-        where s.token_hash = ${hashToken(token)} and s.expires_at > now()
-          and a.status = 'approved' and lower(a.email) = s.email`;
+      const row = await livePortalSession(sql, hashToken(token));
       if (!row) return null;
       return {
         email: row.email,
@@ -89,13 +84,10 @@ export function createPortalSessionStore(sql: Sql, masterKey: Buffer) {
     },
     /** Shows another programme of the same person; a fresh payout-details link was for the one before only. */
     async switchTo(token: string, to: { merchantId: string; affiliateId: string }): Promise<void> {
-      await sql`
-        update portal_sessions
-        set merchant_id = ${to.merchantId}, affiliate_id = ${to.affiliateId}, payout_details_until = null
-        where token_hash = ${hashToken(token)} and not only_affiliate`;
+      await switchPortalSession(sql, hashToken(token), to);
     },
     async end(token: string): Promise<void> {
-      if (TOKEN_SHAPE.test(token)) await sql`delete from portal_sessions where token_hash = ${hashToken(token)}`;
+      if (TOKEN_SHAPE.test(token)) await deletePortalSession(sql, hashToken(token));
     },
     checkCsrf(token: string, presented: string | undefined): boolean {
       if (!presented) return false;

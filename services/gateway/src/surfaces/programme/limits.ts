@@ -1,5 +1,6 @@
 import type { Sql } from '@platform/shared/db';
 import { reserveHourly, SIGNUP_WINDOW_SECONDS } from '../dashboard/signup-limit.ts';
+import { fullWindowWait } from './queries/apply-limits.ts';
 
 /**
  * Applications allowed in an hour (docs/PORTAL.md, "Programme page and applications"), counted in Postgres by the
@@ -30,13 +31,7 @@ export function createApplyLimiter(sql: Sql, limits = APPLY_LIMITS) {
       const ipWait = await reserveHourly(sql, [`apply-ip:${ip}`], [limits.perIp]);
       if (ipWait !== null) return ipWait;
       const subjects = domainSubjects(merchantId, email, ip);
-      const [row] = await sql<{ wait: number | null }[]>`
-        select max(greatest(ceil(extract(epoch from f.window_start + make_interval(secs => ${SIGNUP_WINDOW_SECONDS}) - now())), 1))::int as wait
-        from dashboard_signin_failures f
-        join unnest(${subjects}::text[], ${[limits.perDomainAndIp, limits.perDomain]}::int[]) as l (subject, lim)
-          on l.subject = f.subject
-        where f.window_start > now() - make_interval(secs => ${SIGNUP_WINDOW_SECONDS}) and f.count >= l.lim`;
-      return row?.wait ?? null;
+      return fullWindowWait(sql, subjects, [limits.perDomainAndIp, limits.perDomain], SIGNUP_WINDOW_SECONDS);
     },
     /**
      * Counts an application that made an affiliate against its domain. It always counts: applications checked at

@@ -1,5 +1,6 @@
 import { hashApiKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
+import { activePlatformKey } from './queries/platform-keys.ts';
 
 export interface PlatformKeyRecord {
   keyId: string;
@@ -24,8 +25,7 @@ export function createPlatformKeyResolver(sql: Sql, ttlMs: number) {
     const now = Date.now();
     const hit = cache.get(cacheKey);
     if (hit && hit.expires > now) return hit.record;
-    const [row] = await sql<{ id: string; livemode: boolean; rate_limit_per_min: number }[]>`
-      select id, livemode, rate_limit_per_min from platform_keys where key_hash = ${hash} and revoked_at is null`;
+    const row = await activePlatformKey(sql, hash);
     // The value's own prefix must agree with the stored mode (it always does for keys this platform made).
     const record =
       row && row.livemode === value.startsWith('sk_live_')
