@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createRateLimiter } from '@platform/gateway/http/rate-limit';
+import { createRateLimiter } from '@platform/gateway/http/rate-limit/limiter';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 /**

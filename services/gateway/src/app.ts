@@ -13,7 +13,7 @@ import { sendError } from './http/http-errors.ts';
 import type { KeyRecord } from './surfaces/api-v1/keys.ts';
 import { createIdempotency } from './http/idempotency/middleware.ts';
 import { apiRefusals, stripeRefusals } from './http/idempotency/refusals.ts';
-import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './http/rate-limit.ts';
+import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './http/rate-limit/limiter.ts';
 import { createTrackingRoutes } from './surfaces/tracking/router.ts';
 import { createOnboardingPage } from './surfaces/onboarding/router.ts';
 import { createProgrammePage } from './surfaces/programme/router.ts';

@@ -8,7 +8,7 @@ import type { DashboardApi } from '../dashboard/router.ts';
 import { sessionToken } from '../dashboard/sessions.ts';
 import { sendError } from '../../http/http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
-import type { RateDecision } from '../../http/rate-limit.ts';
+import type { RateDecision } from '../../http/rate-limit/limiter.ts';
 
 /** The refusal of a plan without API access, naming the cheapest plan with it (the catalogue's). */
 const PLAN_REFUSAL = `API access requires the ${lowestPlanAllowing('api_keys').name} plan or higher`;

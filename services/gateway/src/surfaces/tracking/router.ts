@@ -20,7 +20,7 @@ import { decodeJson, encodeJson } from '@platform/shared/nats';
 import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
 import type { GatewayConfig } from '../../config.ts';
 import { sendError, sendServiceError } from '../../http/http-errors.ts';
-import type { RateDecision } from '../../http/rate-limit.ts';
+import type { RateDecision } from '../../http/rate-limit/limiter.ts';
 import { TRACKING_SCRIPT } from './script.ts';
 
 const VISIT_BODY_LIMIT = '8kb';

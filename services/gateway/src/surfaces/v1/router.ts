@@ -7,7 +7,7 @@ import type { PaymentsRpcError } from '@platform/shared/payments/errors';
 import { paymentsOperations, type PaymentsOperation } from '@platform/shared/payments/operations';
 import type { PaymentsRpcRequest } from '@platform/shared/payments/rpc';
 import type { GatewayConfig } from '../../config.ts';
-import type { RateDecision } from '../../http/rate-limit.ts';
+import type { RateDecision } from '../../http/rate-limit/limiter.ts';
 import type { Requester } from '../../http/requester.ts';
 import { sendStripeError } from './errors.ts';
 import { drainBody } from '../../http/body-guard.ts';

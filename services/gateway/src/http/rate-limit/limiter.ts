@@ -1,5 +1,6 @@
 import type { Sql } from '@platform/shared/db';
 import { createBatcher } from '@platform/shared/batcher';
+import { countRequests, openWindow } from './queries.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -50,9 +51,7 @@ export function createRateLimiter(sql: Sql, batchIntervalMs: number) {
       new Promise<RateDecision>((resolve, reject) => batcher.add({ keyId, limit, resolve, reject })),
     /** The key's window as it stands, taking nothing: for answers that come before the rate check (402). */
     async peek(keyId: string, limit: number): Promise<RateDecision> {
-      const [row] = await sql<{ count: number; reset_ms: number }[]>`
-        select count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms
-        from api_rate_windows where key_id = ${keyId} and window_start > clock_timestamp() - interval '1 minute'`;
+      const row = await openWindow(sql, keyId);
       if (!row) return { allowed: true, limit, remaining: limit, resetSeconds: 60 };
       return {
         allowed: row.count < limit,
@@ -74,15 +73,7 @@ async function countBatch(sql: Sql, batch: Waiter[]): Promise<void> {
   }
   const keyIds = [...byKey.keys()];
   const counts = keyIds.map((k) => byKey.get(k)!.length);
-  const rows = await sql<{ key_id: string; count: number; reset_ms: number }[]>`
-    insert into api_rate_windows as w (key_id, window_start, count)
-    select key_id, clock_timestamp(), n
-    from unnest(${keyIds}::text[], ${counts}::int[]) as batch(key_id, n)
-    order by key_id
-    on conflict (key_id) do update set
-      window_start = case when w.window_start <= clock_timestamp() - interval '1 minute' then clock_timestamp() else w.window_start end,
-      count = case when w.window_start <= clock_timestamp() - interval '1 minute' then excluded.count else w.count + excluded.count end
-    returning key_id, count, (extract(epoch from (window_start + interval '1 minute' - clock_timestamp())) * 1000)::float8 as reset_ms`;
+  const rows = await countRequests(sql, keyIds, counts);
   for (const row of rows) {
     const waiters = byKey.get(row.key_id)!;
     const first = row.count - waiters.length + 1;
