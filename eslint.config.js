@@ -122,6 +122,28 @@ export default tseslint.config(
     },
   },
   {
+    // The edge runs its SQL in query modules only (docs/CONTRIBUTING.md, "The edge's skeleton"): a surface's in its
+    // queries/, a folder of http/'s in that folder's queries.ts. Anywhere else a statement is a call to one of them.
+    // A statement is a tagged template on the pool or a transaction, named `sql` or `tx` by habit (`ctx.sql` too),
+    // or their unsafe()/file(); fragments inside a query module's statements are the query module's.
+    files: ['services/gateway/src/**/*.ts'],
+    ignores: ['services/gateway/src/surfaces/*/queries/**', 'services/gateway/src/http/*/queries.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          "TaggedTemplateExpression[tag.type='Identifier'][tag.name=/^(sql|tx)$/]",
+          "TaggedTemplateExpression[tag.type='MemberExpression'][tag.property.name=/^(sql|tx)$/]",
+          "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(unsafe|file)$/][callee.object.name=/^(sql|tx)$/]",
+        ].map((selector) => ({
+          selector,
+          message:
+            "SQL runs in the edge's query modules only: a surface's in surfaces/<surface>/queries/<table>.ts, a folder of http/'s in its queries.ts. Call a function of one.",
+        })),
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests read JSON answers as `any` on purpose and assert their shape; tap awaits its `t.test` promises, and

@@ -6,8 +6,9 @@ import t from 'tap';
 
 // The lint gate's boundaries on a small project: an import circle (of types only), a service importing another
 // service by its workspace name and by a relative path, the dashboard importing past its generated types, and a
-// service with a folder outside the skeleton, a folder of the edge outside the edge's, and a domain rule that does
-// I/O. The same project without them passes, so each failure is the rule's. The services are those of this tree,
+// service with a folder outside the skeleton, a folder of the edge outside the edge's, a domain rule that does I/O,
+// and a surface's file running SQL outside its queries/. The same project without them passes (a statement in a
+// query module among them), so each failure is the rule's. The services are those of this tree,
 // each with its src/ (every folder, and every file as an empty module): the skeleton check knows them by name.
 const ROOT = join(import.meta.dirname, '..', '..');
 // Two runs of the whole gate, each starting four tools: on a busy machine that takes minutes.
@@ -78,6 +79,21 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
     'services/affiliates/src/domain/rule.ts',
     "import type { Row } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id;\n",
   );
+  // A gateway surface's statement in its query module, called from the surface's file.
+  write(
+    'services/gateway/src/surfaces/dashboard/queries/sessions.ts',
+    [
+      'const sql = (strings: TemplateStringsArray, ...values: unknown[]): string => strings.join(String(values.length));',
+      '',
+      'export const deleteSession = (tokenHash: string): string =>',
+      '  sql`delete from dashboard_sessions where token_hash = ${tokenHash}`;',
+      '',
+    ].join('\n'),
+  );
+  write(
+    'services/gateway/src/surfaces/dashboard/sessions.ts',
+    "import { deleteSession } from './queries/sessions.ts';\n\nprocess.stdout.write(deleteSession('hash'));\n",
+  );
   workspace('services/dashboard', 'dashboard');
   write('services/dashboard/src/generated/api.ts', 'export interface Paths {\n  path: string;\n}\n');
   write(
@@ -139,6 +155,19 @@ crossed.write(
 // (f) A folder of the edge's src/ outside the edge's skeleton, and a surface without its router module.
 mkdirSync(join(crossed.dir, 'services/gateway/src/idempotency'));
 mkdirSync(join(crossed.dir, 'services/gateway/src/surfaces/widgets'));
+// (g) A surface's file running SQL itself, on the pool and on a context's pool, instead of calling its queries/.
+crossed.write(
+  'services/gateway/src/surfaces/dashboard/sessions.ts',
+  [
+    "import { deleteSession } from './queries/sessions.ts';",
+    '',
+    'const sql = (strings: TemplateStringsArray, ...values: unknown[]): string => strings.join(String(values.length));',
+    'const ctx = { sql };',
+    'const expired = sql`delete from dashboard_sessions where expires_at < now()` + ctx.sql`select 1`;',
+    "process.stdout.write(deleteSession('hash') + expired);",
+    '',
+  ].join('\n'),
+);
 const runs = { clean: lint(clean.dir), crossed: lint(crossed.dir) };
 
 t.test('the project without the violations passes', async (t) => {
@@ -190,5 +219,11 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
     /services\/gateway has no src\/surfaces\/widgets\/router\.ts: every surface has it/,
     'and a surface without its router module',
   );
+  t.match(
+    output,
+    /surfaces\/dashboard\/sessions\.ts\n\s+5:17\s+error\s+SQL runs in the edge's query modules only[^\n]*\n\s+5:[0-9]+\s+error\s+SQL runs/,
+    "a surface's file running SQL, on the pool and on a context's pool",
+  );
+  t.notMatch(output, /queries\/sessions\.ts\n\s+[0-9]+:/, 'its query module running the same is not reported');
   t.match(output, /lint: eslint, dpdm, skeleton failed/, 'the summary names the three, and nothing else');
 });
