@@ -38,11 +38,20 @@ const seriesTotal = async (page: Page) =>
 const nav = (page: Page, name: string) =>
   page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
 
+/**
+ * Waits for the sign-in page and answers the path it ends at: the page is drawn first and its address replaced
+ * after, by an effect of that render.
+ */
+async function signInShown(page: Page): Promise<string> {
+  await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+  await page.waitForURL((url) => url.pathname === '/portal/sign-in', { timeout: 5_000 }).catch(() => undefined);
+  return new URL(page.url()).pathname;
+}
+
 t.test('sign in by the mailed link; the pages show the click, the conversion and the payout', async (t) => {
   const { page, consoleErrors } = await openPage(t);
   await page.goto(`${base}/portal/`);
-  await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-  t.equal(new URL(page.url()).pathname, '/portal/sign-in', 'signed out: the sign-in page');
+  t.equal(await signInShown(page), '/portal/sign-in', 'signed out: the sign-in page');
   await signInPortal(page, base, 'ann@example.com');
   t.equal(new URL(page.url()).pathname, '/portal/', 'the link leads home');
   t.equal(await page.title(), 'Home · Affiliate portal');
@@ -133,8 +142,7 @@ t.test('sign in by the mailed link; the pages show the click, the conversion and
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
   await page.goto(`${base}/portal/commissions`);
-  await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-  t.equal(new URL(page.url()).pathname, '/portal/sign-in', 'signed out for good');
+  t.equal(await signInShown(page), '/portal/sign-in', 'signed out for good');
   t.same(
     consoleErrors.filter((e) => !e.startsWith('Failed to load resource')),
     [],
