@@ -22,7 +22,13 @@ async function start(t: Test, env: Record<string, string>): Promise<{ code: numb
   t.teardown(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
+  // A start that hangs is stopped before the file's timeout, so that the failure shows what it said until then.
+  const hung = setTimeout(() => {
+    output.push('\n[the test stopped it: no exit within 40 s]\n');
+    child.kill('SIGKILL');
+  }, 40_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(hung);
   return { code, output: output.join('') };
 }
 
