@@ -2,7 +2,8 @@ import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Response } from 'express';
 import { newId } from '@platform/shared/ids';
-import type { ErrorCode, ErrorDetail } from '@platform/shared/errors';
+import { ApiError, type ErrorCode, type ErrorDetail } from '@platform/shared/errors';
+import type { Logger } from '@platform/shared/log';
 import { lingeringClose } from './body-guard.ts';
 
 /** The only place error codes become HTTP statuses. */
@@ -92,4 +93,15 @@ function rawErrorAnswer(status: number, reason: string, message: string): string
     '',
     body,
   ].join('\r\n');
+}
+
+/**
+ * A route handler's failure on a JSON surface (/dashboard/api, /portal/api): an ApiError as its envelope, anything
+ * else logged with the route's name and answered INTERNAL.
+ */
+export function sendRouteFailure(res: Response, log: Logger, surface: string, route: string, err: unknown): void {
+  if (err instanceof ApiError)
+    return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
+  log.error(`${surface} route failed`, { err: err as Error, route, request_id: res.locals['requestId'] });
+  sendError(res, 'INTERNAL', 'Something went wrong on our side');
 }

@@ -3,11 +3,10 @@ import type { Registry } from 'prom-client';
 import { encryptionKey } from '@platform/shared/config';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
-import { ApiError } from '@platform/shared/errors';
 import type { Logger } from '@platform/shared/log';
 import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../../config.ts';
-import { sendError } from '../../http/http-errors.ts';
+import { sendError, sendRouteFailure } from '../../http/http-errors.ts';
 import type { Requester } from '../../http/requester.ts';
 import { dashboardDocument, serveDocument } from '../../http/openapi/documents.ts';
 import { toExpressPath } from '../../http/openapi/express-path.ts';
@@ -165,14 +164,7 @@ export function createDashboardApi(deps: {
         if (r.success.status === 204) return void res.status(204).end();
         res.status(r.success.status).json(result);
       } catch (err) {
-        if (err instanceof ApiError)
-          return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
-        log.error('dashboard route failed', {
-          err: err as Error,
-          route: r.operationId,
-          request_id: res.locals['requestId'],
-        });
-        sendError(res, 'INTERNAL', 'Something went wrong on our side');
+        sendRouteFailure(res, log, 'dashboard', r.operationId, err);
       }
     };
     const parse = (req: Request, res: Response, next: NextFunction) => {

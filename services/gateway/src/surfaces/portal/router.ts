@@ -6,7 +6,7 @@ import type { Logger } from '@platform/shared/log';
 import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../../config.ts';
 import { findDashboardDir } from '../dashboard/assets.ts';
-import { sendError } from '../../http/http-errors.ts';
+import { sendError, sendRouteFailure } from '../../http/http-errors.ts';
 import { portalDocument, serveDocument } from '../../http/openapi/documents.ts';
 import { toExpressPath } from '../../http/openapi/express-path.ts';
 import { routesOf, type JsonSpec } from '../../http/openapi/json-spec.ts';
@@ -109,14 +109,7 @@ export function createPortal(deps: {
         if (r.success.status === 204) return void res.status(204).end();
         res.status(r.success.status).json(result);
       } catch (err) {
-        if (err instanceof ApiError)
-          return sendError(res, err.code, err.message, err.details ? { details: err.details } : {});
-        log.error('portal route failed', {
-          err: err as Error,
-          route: r.operationId,
-          request_id: res.locals['requestId'],
-        });
-        sendError(res, 'INTERNAL', 'Something went wrong on our side');
+        sendRouteFailure(res, log, 'portal', r.operationId, err);
       }
     };
     router[r.method](toExpressPath(r.path), parse, handle);
