@@ -250,3 +250,34 @@ t.test("a commission's moves are counted once: rolled back, raced, repeated and 
   await sql`update commissions set status = 'approved' where id = ${target!.id}`;
   t.same(await totals(), before, 'un-voided and approved: back to where it started');
 });
+
+t.test('click dimensions: a drain stopped half-way counts nothing, the next counts once', async (t) => {
+  await rolledUp(sql);
+  const daily = async (q: typeof sql = sql) =>
+    Number(
+      (
+        await q<{ clicks: string }[]>`
+          select coalesce(sum(clicks), 0)::text as clicks from analytics_click_dimensions_daily
+          where merchant_id = ${m.id} and dimension = 'country' and key = 'FR'`
+      )[0]!.clicks,
+    );
+  const before = await daily();
+  // The drain's write into analytics_clicks, in a transaction that then fails: the trigger's rows go with it.
+  const inside = await sql
+    .begin(async (tx) => {
+      await tx`
+        insert into analytics_clicks as c (merchant_id, bucket, affiliate_id, country, referrer, landing_page, device,
+                                           clicks)
+        values (${m.id}, date_bin('15 minutes', now(), timestamptz '2000-01-01Z'), ${affiliates[0]!.id}, 'FR', '',
+                '', 'desktop', 1)
+        on conflict (merchant_id, bucket, affiliate_id, country, referrer, landing_page, device)
+        do update set clicks = c.clicks + excluded.clicks`;
+      throw new Error(String(await daily(tx as unknown as typeof sql)));
+    })
+    .catch((err: Error) => Number(err.message));
+  t.equal(inside, before + 1, 'counted inside the drain transaction');
+  t.equal(await daily(), before, 'nothing counted once it rolled back');
+  await insertClick(sql, m.id, { affiliateId: affiliates[0]!.id, at: new Date(), country: 'FR' });
+  await rolledUp(sql);
+  t.equal(await daily(), before + 1, 'the next drain counts the click once');
+});
