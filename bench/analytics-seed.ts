@@ -14,11 +14,11 @@ const COUNTRIES = `array['US','GB','DE','FR','ES','IT','NL','SE','PL','BR','MX',
 /**
  * The analytics benchmark's merchant at size: `clicks` visits and `conversions` conversion events spread evenly over
  * two years among every affiliate of the merchant, loaded with generate_series straight into the raw tables, and
- * their rollups computed from them by the same grouping the drain applies (so the rollups, with what migration
- * 066's triggers add as the drain writes analytics_clicks, are what the drain would have left). Triggers are off
- * for the loading session (session_replication_role = replica): appending ten million pending facts only to drain
- * them again would measure the load, not the reads. One bot click in twenty, one event
- * in fifty in EUR, one in twenty a refund; commissions 10 % of each sale. Ends with VACUUM ANALYZE of what it
+ * their rollups computed from them by the same grouping the drain applies (so the rollups, with what the triggers
+ * of migrations 066 and 068 add as the drain writes analytics_clicks and analytics_conversions, are what the drain
+ * would have left). Triggers are off for the loading session (session_replication_role = replica): appending ten
+ * million pending facts only to drain them again would measure the load, not the reads. One bot click in twenty,
+ * one event in fifty in EUR, one in twenty a refund; commissions 10 % of each sale. Ends with VACUUM ANALYZE of what it
  * wrote, as autovacuum (off on the bench machine) would have done on a database that has been running.
  */
 export async function loadAnalytics(
@@ -106,9 +106,21 @@ export async function loadAnalytics(
                                    ('landing_page', c.landing_page), ('device', c.device)) d (dimension, key)
         where c.merchant_id = ${merchantId}
         group by 1, 2, 3, 4 having sum(c.clicks) <> 0 order by 3, 2, 4`;
+      // And what those on analytics_conversions (migration 068) add.
+      await conn`
+        insert into analytics_conversion_dimensions_daily (merchant_id, dimension, day, key, currency, conversions,
+                                                           revenue, commissions, commissioned)
+        select c.merchant_id, d.dimension, date_bin('1 day', c.bucket, timestamptz '2000-01-01Z'), d.key, c.currency,
+               sum(c.conversions), sum(c.revenue), sum(c.commissions), count(*) filter (where c.commissions <> 0)
+        from analytics_conversions c
+        cross join lateral (values ('coupon', c.coupon), ('event_type', c.event_type), ('country', c.country),
+                                   ('referrer', c.referrer), ('landing_page', c.landing_page), ('device', c.device))
+          d (dimension, key)
+        where c.merchant_id = ${merchantId}
+        group by 1, 2, 3, 4, 5 order by 3, 2, 4, 5`;
       log('analytics: rollups computed; vacuum analyze');
       await conn`vacuum analyze visits, conversion_events, analytics_clicks, analytics_conversions, analytics_series,
-                 analytics_click_dimensions_daily`;
+                 analytics_click_dimensions_daily, analytics_conversion_dimensions_daily`;
     } finally {
       conn.release();
     }

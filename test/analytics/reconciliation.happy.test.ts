@@ -210,6 +210,73 @@ t.test('click dimensions: their rollups equal the raw clicks, and so does their 
     }
 });
 
+t.test('conversion dimensions: their rollup equals analytics_conversions, and so does their answer', async (t) => {
+  const now = Date.now();
+  const hour = 3_600_000;
+  // Events over four UTC days, in two currencies, one with a coupon and one a refund: a range of several days reads
+  // whole days from the daily rollup and its ends from analytics_conversions.
+  for (const [i, ago] of [1, 4, 22, 27, 46, 52, 70, 77].entries())
+    await insertEvent(sql, m.id, {
+      at: new Date(now - ago * hour),
+      affiliateId: affiliates[i % 3]!.id,
+      eventType: i === 5 ? 'refund' : i % 2 ? 'purchase' : 'signup',
+      amount: `${i + 1}.25`,
+      currency: i % 3 ? 'USD' : 'EUR',
+      ...(i % 4 === 1 ? { coupon: 'BOB' } : {}),
+    });
+  await rolledUp(sql);
+
+  const [rollup] = await sql<{ differ: number }[]>`
+    with raw as (
+      select d.dimension, date_bin('1 day', c.bucket, timestamptz '2000-01-01Z') as day, d.key, c.currency,
+             sum(c.conversions) as conversions, sum(c.revenue) as revenue, sum(c.commissions) as commissions,
+             count(*) filter (where c.commissions <> 0) as commissioned
+      from analytics_conversions c
+      cross join lateral (values ('coupon', c.coupon), ('event_type', c.event_type), ('country', c.country),
+                                 ('referrer', c.referrer), ('landing_page', c.landing_page), ('device', c.device))
+        d (dimension, key)
+      where c.merchant_id = ${m.id}
+      group by 1, 2, 3, 4
+      having sum(c.conversions) <> 0 or sum(c.revenue) <> 0 or sum(c.commissions) <> 0
+          or count(*) filter (where c.commissions <> 0) <> 0
+    ), rolled as (
+      select dimension, day, key, currency, conversions, revenue, commissions, commissioned
+      from analytics_conversion_dimensions_daily where merchant_id = ${m.id}
+        and (conversions <> 0 or revenue <> 0 or commissions <> 0 or commissioned <> 0)
+    )
+    select ((select count(*) from (select * from raw except select * from rolled) a)
+          + (select count(*) from (select * from rolled except select * from raw) b))::int as differ`;
+  t.equal(rollup!.differ, 0, 'per dimension, value, currency and UTC day');
+
+  const ranges: [number, number][] = [
+    [now - 80 * hour - 7 * 60_000, now],
+    [now - 49 * hour, now - 24 * hour + 11 * 60_000],
+    [now - 6 * hour, now - hour],
+  ];
+  for (const [from, to] of ranges)
+    for (const dimension of ['coupon', 'event_type', 'country', 'referrer', 'landing_page', 'device']) {
+      const q = `start=${new Date(from).toISOString()}&end=${new Date(to).toISOString()}`;
+      const res = await m.client.get(`/api/v1/analytics?${q}&group_by=${dimension}&currency=USD&limit=100`);
+      t.equal(res.status, 200);
+      const raw = await sql<{ key: string | null; conversions: number; revenue: string; commissions: string }[]>`
+        select nullif(case ${dimension} when 'coupon' then coupon when 'event_type' then event_type
+                                        when 'country' then country when 'referrer' then referrer
+                                        when 'landing_page' then landing_page else device end, '') as key,
+               sum(conversions)::int as conversions,
+               coalesce(sum(revenue) filter (where currency = 'USD'), 0)::text as revenue,
+               coalesce(sum(commissions) filter (where currency = 'USD'), 0)::text as commissions
+        from analytics_conversions
+        where merchant_id = ${m.id} and bucket >= ${res.body.start} and bucket < ${res.body.end}
+        group by 1 having sum(conversions) <> 0`;
+      const lines = (rows: { key: string | null; conversions: number; revenue: string; commissions: string }[]) =>
+        rows
+          .filter((r) => r.conversions !== 0)
+          .map((r) => `${r.key ?? '(none)'}: ${r.conversions} ${Number(r.revenue)} ${Number(r.commissions)}`)
+          .sort();
+      t.strictSame(lines(res.body.data), lines(raw), `${dimension} conversions, revenue and commissions, ${q}`);
+    }
+});
+
 t.test("a commission's moves are counted once: rolled back, raced, repeated and undone", async (t) => {
   const totals = async () => {
     await rolledUp(sql);

@@ -3,7 +3,7 @@ import type { AnalyticsDimension, AnalyticsTimeGrouping } from '@platform/shared
 import { wholeUtcDays } from '../domain/analytics.ts';
 
 /**
- * Reads of the analytics rollups (migrations 059 and 066), every one scoped to the merchant and its range of 15-minute
+ * Reads of the analytics rollups (migrations 059, 066 and 068), every one scoped to the merchant and its range of 15-minute
  * buckets [start, end), and to one affiliate when asked. Counts come back as numbers, sums as NUMERIC text.
  */
 export interface AnalyticsScope {
@@ -137,11 +137,10 @@ export async function dimensionSums(
   const ranked = await sql.begin(async (tx) => {
     await tx`set local work_mem = '64MB'`;
     return tx<{ key: string }[]>`
-      select ${column} as key from analytics_conversions
-      where ${inRange(tx, s)} ${ofAffiliate(tx, s)}
+      select key from (${conversionRows(tx, s, dimension)}) f
       group by 1
-      having sum(conversions::int4) <> 0 or bool_or(commissions <> 0)
-      order by sum(conversions::int4) desc, ${column} = '', 1
+      having sum(conversions::int4) <> 0 or bool_or(commissioned)
+      order by sum(conversions::int4) desc, key = '', 1
       limit ${limit}`;
   });
   const keys = ranked.map((r) => r.key);
@@ -169,14 +168,14 @@ export async function dimensionSums(
     }
   }
   if (keys.length === 0) return [];
-  const conversionRows = await sql<{ key: string; conversions: string; revenue: string; commissions: string }[]>`
-    select ${column} as key, sum(conversions)::text as conversions,
+  const sums = await sql<{ key: string; conversions: string; revenue: string; commissions: string }[]>`
+    select key, sum(conversions)::text as conversions,
            coalesce(sum(revenue) filter (where currency = ${s.currency}), 0)::text as revenue,
            coalesce(sum(commissions) filter (where currency = ${s.currency}), 0)::text as commissions
-    from analytics_conversions
-    where ${inRange(sql, s)} ${ofAffiliate(sql, s)} and ${column} = any(${keys}::text[])
+    from (${conversionRows(sql, s, dimension)}) f
+    where key = any(${keys}::text[])
     group by 1`;
-  const conversions = new Map(conversionRows.map((r) => [r.key, r]));
+  const conversions = new Map(sums.map((r) => [r.key, r]));
   return keys.map((key) => {
     const c = conversions.get(key);
     return {
@@ -231,6 +230,31 @@ function clickRows(sql: Sql, s: AnalyticsScope, dimension: AnalyticsDimension) {
     ${raw(s.start, days.from)}
     union all
     select key, clicks from analytics_click_dimensions_daily
+    where merchant_id = ${s.merchantId} and dimension = ${dimension} and day >= ${days.from} and day < ${days.to}
+    union all
+    ${raw(days.to, s.end)}`;
+}
+
+/**
+ * The (key, currency, conversions, revenue, commissions, commissioned) rows of a dimension in the scope, whose sums
+ * by key are the dimension's; `commissioned` says whether a row stands for commissions that are not zero. Without an
+ * affiliate, every dimension but the affiliate reads its whole UTC days from migration 068's daily rollup and the
+ * partial days at the range's ends from analytics_conversions, as clickRows does; otherwise analytics_conversions
+ * alone (for the affiliate ranking, its index on (merchant_id, bucket) that covers the columns read).
+ */
+function conversionRows(sql: Queryable, s: AnalyticsScope, dimension: AnalyticsDimension) {
+  const column = sql(DIMENSION_COLUMNS[dimension]);
+  const raw = (from: Date, to: Date) => sql`
+    select ${column} as key, currency, conversions, revenue, commissions, commissions <> 0 as commissioned
+    from analytics_conversions
+    where merchant_id = ${s.merchantId} and bucket >= ${from} and bucket < ${to} ${ofAffiliate(sql, s)}`;
+  const days = s.affiliateId === null && dimension !== 'affiliate' ? wholeUtcDays(s.start, s.end) : null;
+  if (days === null) return raw(s.start, s.end);
+  return sql`
+    ${raw(s.start, days.from)}
+    union all
+    select key, currency, conversions, revenue, commissions, commissioned <> 0
+    from analytics_conversion_dimensions_daily
     where merchant_id = ${s.merchantId} and dimension = ${dimension} and day >= ${days.from} and day < ${days.to}
     union all
     ${raw(days.to, s.end)}`;
