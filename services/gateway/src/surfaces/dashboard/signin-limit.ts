@@ -4,7 +4,7 @@ import { clearSubject, releaseAttempt, reserveAttempt } from './queries/signin-f
 /**
  * Password attempts (sign-in, and the password entered again to reveal a webhook secret), counted in Postgres so
  * that every gateway replica sees the same counts. An attempt is reserved before its password is checked, by one
- * statement (migration 026's dashboard_signin_reserve) that counts it against all of its subjects or, when one of
+ * statement (migration 069's dashboard_signin_reserve_at) that counts it against all of its subjects or, when one of
  * them is full, against none and answers how long to wait. So however many attempts arrive at once, no more than a
  * subject's limit are checked in its window (which opened at its first attempt), and the attempts refused for one
  * subject use up nothing of the others'.

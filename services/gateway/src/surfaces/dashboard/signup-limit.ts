@@ -3,7 +3,7 @@ import { reserveWait } from './queries/signin-failures.ts';
 
 /**
  * Sign-ups allowed per client address and per e-mail domain in an hour, counted in Postgres (every replica sees the
- * same counts) by the sign-in limiter's statement (migration 026's dashboard_signin_reserve, signin-limit.ts): an
+ * same counts) by the sign-in limiter's statement (migration 069's dashboard_signin_reserve_at, signin-limit.ts): an
  * attempt is counted against both subjects or, when either is full, against neither, and the answer says how long
  * to wait. Every sign-up counts, accepted or not: each one sends a mail. The rows are purged with the sign-in ones
  * (signin-purge.ts).

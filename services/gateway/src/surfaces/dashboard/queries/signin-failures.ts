@@ -2,8 +2,8 @@ import type { Sql } from '@platform/shared/db';
 
 /**
  * Counts one attempt against every subject, each with its limit per window of `windowSeconds`, all or none
- * (migration 026's dashboard_signin_reserve): 0 when it was counted, else the seconds until one may be made. `at` is
- * the reservation's time as text (now() in the same statement is the function's transaction's).
+ * (migration 069's dashboard_signin_reserve_at): 0 when it was counted, else the seconds until one may be made. `at`
+ * is the reservation's time as text, taken once the subjects' rows were locked (never before a window it counted in).
  */
 export async function reserveAttempt(
   sql: Sql,
@@ -12,16 +12,14 @@ export async function reserveAttempt(
   windowSeconds: number,
 ): Promise<{ wait: number; at: string }> {
   const [row] = await sql<{ wait: number; at: string }[]>`
-    select dashboard_signin_reserve(${subjects}::text[], ${limits}::int[], ${windowSeconds}) as wait,
-           now()::text as at`;
+    select wait, at::text as at
+    from dashboard_signin_reserve_at(${subjects}::text[], ${limits}::int[], ${windowSeconds})`;
   return row!;
 }
 
 /** The same count, when the reservation's time is not needed: 0 when it was counted, else the seconds to wait. */
 export async function reserveWait(sql: Sql, subjects: string[], limits: number[], windowSeconds: number) {
-  const [row] = await sql<{ wait: number }[]>`
-    select dashboard_signin_reserve(${subjects}::text[], ${limits}::int[], ${windowSeconds}) as wait`;
-  return row!.wait;
+  return (await reserveAttempt(sql, subjects, limits, windowSeconds)).wait;
 }
 
 /** Takes one attempt back from each subject, unless its window started again after the reservation (`at`). */
