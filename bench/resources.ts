@@ -29,7 +29,11 @@ export function holdRunResources(log: (line: string) => void): RunResources {
       (releasing ??= (async () => {
         for (const child of [...run.children].reverse()) await child.stop().catch(() => {});
         await run.sql?.end({ timeout: 2 }).catch(() => {});
-        if (run.infra && run.database) await dropDatabase(run.infra.adminUrl, run.database, log);
+        if (run.infra && run.database) {
+          // Kept on request, to look into afterwards (the plans of a part's statements at size, say).
+          if (process.env['BENCH_KEEP_DATABASE'] === '1') log(`kept database ${run.database} (BENCH_KEEP_DATABASE=1)`);
+          else await dropDatabase(run.infra.adminUrl, run.database, log);
+        }
         if (run.nc) {
           for (const prefix of run.prefixes) await deleteStreams(run.nc, prefix, log);
           await run.nc.drain().catch(() => {});

@@ -60,7 +60,8 @@ import { runWebhooks } from './webhooks.ts';
  *
  * Environment: BENCH_DURATION (s, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (32), BENCH_KEYS (32),
  * BENCH_AFFILIATES (100000), BENCH_PROFILE=1 (CPU profiles of both services, summarised at the end),
- * BENCH_WRITE_DOC=0 (leave docs/PERFORMANCE.md alone), BENCH_LOG_LEVEL (the services' LOG_LEVEL, warn),
+ * BENCH_WRITE_DOC=0 (leave docs/PERFORMANCE.md alone), BENCH_KEEP_DATABASE=1 (keep the run's database, to look into
+ * afterwards), BENCH_LOG_LEVEL (the services' LOG_LEVEL, warn),
  * BENCH_SERVICE_NODE_ARGS (extra node flags for every service, e.g. --max-semi-space-size=8),
  * BENCH_ONLY (comma list of affiliates, events, webhooks, dashboard, payments, tracing, analytics; default all seven: the
  * events, webhooks, dashboard, payments, tracing and analytics scenarios run after the affiliates ones, see bench/events.ts,
