@@ -28,48 +28,35 @@ create table if not exists analytics_conversion_dimensions_daily (
 -- clicks': exact in the same commit, and counting what a replica of the previous version drains. An update adds what
 -- the rows gained, their new values less their old (the drain's upsert only adds).
 create or replace function analytics_conversion_dimensions_add() returns trigger language plpgsql as $$
+declare
+  -- The rows a statement changed, as what they add. An insert's trigger has no old rows (a transition table exists
+  -- only where the trigger declares it), so the statement is put together for the operation.
+  changed text := 'select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, conversions, revenue, commissions,
+                          (commissions <> 0)::int as commissioned
+                   from new_rows';
 begin
-  -- An insert's trigger has no old rows (a transition table exists only where the trigger declares it), so each
-  -- operation has a statement of its own: PL/pgSQL plans a statement only when it first runs it.
-  if tg_op = 'INSERT' then
-    with changed as (
-      select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, conversions, revenue, commissions, (commissions <> 0)::int as commissioned from new_rows
-    )
-    insert into analytics_conversion_dimensions_daily as r
-      (merchant_id, dimension, day, key, currency, conversions, revenue, commissions, commissioned)
-    select n.merchant_id, d.dimension, date_bin('1 day', n.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
-           n.currency, sum(n.conversions), sum(n.revenue), sum(n.commissions), sum(n.commissioned)
-    from changed n
-    cross join lateral (values ('coupon', n.coupon), ('event_type', n.event_type), ('country', n.country),
-                               ('referrer', n.referrer), ('landing_page', n.landing_page), ('device', n.device))
-      d (dimension, key)
-    group by 1, 2, 3, 4, 5
-    having sum(n.conversions) <> 0 or sum(n.revenue) <> 0 or sum(n.commissions) <> 0 or sum(n.commissioned) <> 0
-    order by 1, 2, 3, 4, 5
-    on conflict (merchant_id, dimension, day, key, currency) do update
-      set conversions = r.conversions + excluded.conversions, revenue = r.revenue + excluded.revenue,
-          commissions = r.commissions + excluded.commissions, commissioned = r.commissioned + excluded.commissioned;
-  else
-    with changed as (
-      select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, conversions, revenue, commissions, (commissions <> 0)::int as commissioned from new_rows
-      union all
-      select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, -conversions, -revenue, -commissions, -(commissions <> 0)::int from old_rows
-    )
-    insert into analytics_conversion_dimensions_daily as r
-      (merchant_id, dimension, day, key, currency, conversions, revenue, commissions, commissioned)
-    select n.merchant_id, d.dimension, date_bin('1 day', n.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
-           n.currency, sum(n.conversions), sum(n.revenue), sum(n.commissions), sum(n.commissioned)
-    from changed n
-    cross join lateral (values ('coupon', n.coupon), ('event_type', n.event_type), ('country', n.country),
-                               ('referrer', n.referrer), ('landing_page', n.landing_page), ('device', n.device))
-      d (dimension, key)
-    group by 1, 2, 3, 4, 5
-    having sum(n.conversions) <> 0 or sum(n.revenue) <> 0 or sum(n.commissions) <> 0 or sum(n.commissioned) <> 0
-    order by 1, 2, 3, 4, 5
-    on conflict (merchant_id, dimension, day, key, currency) do update
-      set conversions = r.conversions + excluded.conversions, revenue = r.revenue + excluded.revenue,
-          commissions = r.commissions + excluded.commissions, commissioned = r.commissioned + excluded.commissioned;
+  if tg_op = 'UPDATE' then
+    changed := changed || ' union all
+                   select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, -conversions, -revenue, -commissions,
+                          -(commissions <> 0)::int
+                   from old_rows';
   end if;
+  execute format($q$
+    insert into analytics_conversion_dimensions_daily as r
+      (merchant_id, dimension, day, key, currency, conversions, revenue, commissions, commissioned)
+    select n.merchant_id, d.dimension, date_bin('1 day', n.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
+           n.currency, sum(n.conversions), sum(n.revenue), sum(n.commissions), sum(n.commissioned)
+    from (%s) n
+    cross join lateral (values ('coupon', n.coupon), ('event_type', n.event_type), ('country', n.country),
+                               ('referrer', n.referrer), ('landing_page', n.landing_page), ('device', n.device))
+      d (dimension, key)
+    group by 1, 2, 3, 4, 5
+    having sum(n.conversions) <> 0 or sum(n.revenue) <> 0 or sum(n.commissions) <> 0 or sum(n.commissioned) <> 0
+    order by 1, 2, 3, 4, 5
+    on conflict (merchant_id, dimension, day, key, currency) do update
+      set conversions = r.conversions + excluded.conversions, revenue = r.revenue + excluded.revenue,
+          commissions = r.commissions + excluded.commissions, commissioned = r.commissioned + excluded.commissioned
+  $q$, changed);
   return null;
 end $$;
 

@@ -18,6 +18,19 @@ const affiliates: { id: string; slug: string }[] = [];
 for (const name of ['ann', 'bob', 'cat']) affiliates.push(await createAffiliate(m.client, `${name}@example.com`));
 await createCoupon(m.client, affiliates[1]!.id, 'BOB');
 
+/**
+ * Ranges ending at `now` over the four UTC days the dimension tests write: whole days with partial ends, a day and a
+ * bit, and hours within a day.
+ */
+function rangesUntil(now: number): [number, number][] {
+  const hour = 3_600_000;
+  return [
+    [now - 80 * hour - 7 * 60_000, now],
+    [now - 49 * hour, now - 24 * hour + 11 * 60_000],
+    [now - 6 * hour, now - hour],
+  ];
+}
+
 t.test('the rollups equal the raw tables after a burst', async (t) => {
   // A second drain racing the service's: the advisory lock and DELETE … RETURNING keep either from counting twice.
   let racing = true;
@@ -183,12 +196,7 @@ t.test('click dimensions: their rollups equal the raw clicks, and so does their 
           + (select count(*) from (select * from rolled_daily except select * from raw_daily) d))::int as differ`;
   t.equal(rollups!.differ, 0, 'per dimension, value and UTC day');
 
-  const ranges: [number, number][] = [
-    [now - 80 * hour - 7 * 60_000, now],
-    [now - 49 * hour, now - 24 * hour + 11 * 60_000],
-    [now - 6 * hour, now - hour],
-  ];
-  for (const [from, to] of ranges)
+  for (const [from, to] of rangesUntil(now))
     for (const dimension of ['country', 'referrer', 'landing_page', 'device']) {
       const q = `start=${new Date(from).toISOString()}&end=${new Date(to).toISOString()}`;
       const res = await m.client.get(`/api/v1/analytics?${q}&group_by=${dimension}&limit=100`);
@@ -248,12 +256,7 @@ t.test('conversion dimensions: their rollup equals analytics_conversions, and so
           + (select count(*) from (select * from rolled except select * from raw) b))::int as differ`;
   t.equal(rollup!.differ, 0, 'per dimension, value, currency and UTC day');
 
-  const ranges: [number, number][] = [
-    [now - 80 * hour - 7 * 60_000, now],
-    [now - 49 * hour, now - 24 * hour + 11 * 60_000],
-    [now - 6 * hour, now - hour],
-  ];
-  for (const [from, to] of ranges)
+  for (const [from, to] of rangesUntil(now))
     for (const dimension of ['coupon', 'event_type', 'country', 'referrer', 'landing_page', 'device']) {
       const q = `start=${new Date(from).toISOString()}&end=${new Date(to).toISOString()}`;
       const res = await m.client.get(`/api/v1/analytics?${q}&group_by=${dimension}&currency=USD&limit=100`);
