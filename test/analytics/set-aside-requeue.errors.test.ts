@@ -2,6 +2,7 @@ import t from 'tap';
 import { newId } from '@platform/shared/ids';
 import { ensurePartitions } from '@platform/shared/partitions';
 import { drainAnalyticsPending } from '@platform/events/queries/analytics-pending';
+import { requeueSetAsideFacts } from '@platform/events/queries/analytics-set-aside';
 import { visitPartitions } from '@platform/events/queries/visits';
 import { createMerchant } from '../../scripts/admin/commands.ts';
 import { runAdmin, spawnAdmin } from '../helpers/cli.ts';
@@ -128,6 +129,31 @@ t.test('two requeues at once: each fact queued once, by one of them', async (t) 
   await drainAll();
   t.same(await counted(late), { series: 4, clicks: 4 }, 'counted once');
   t.same(await setAsideIds(late), []);
+});
+
+t.test('a requeue stopped half-way moves nothing; the next moves each fact once', async (t) => {
+  const late = newId('mer');
+  const facts = await clickFacts(late, 3);
+  await drainAll();
+  t.same(await setAsideIds(late), facts);
+  await fix(late);
+
+  // The command's statement in a transaction that fails after it (the process killed, the connection lost before
+  // the commit): the facts leave analytics_set_aside and enter analytics_pending together, or neither.
+  const seen = await sql
+    .begin(async (tx) => {
+      const moved = await requeueSetAsideFacts(tx, { merchantId: late });
+      throw new Error(String(moved.length));
+    })
+    .catch((err: Error) => Number(err.message));
+  t.equal(seen, 3, 'the three taken inside the transaction');
+  t.same(await setAsideIds(late), facts, 'all still set aside once it rolled back');
+  t.equal(await pending(), 0, 'none queued');
+
+  const retried = await admin('analytics', 'requeue', '--merchant', late);
+  t.match(retried.json, { requeued: 3 }, 'the run again moves them');
+  await drainAll();
+  t.same(await counted(late), { series: 3, clicks: 3 }, 'counted once');
 });
 
 t.test('refusals: exit 2 with the reason, nothing moved', async (t) => {
