@@ -35,6 +35,11 @@ declare
                           (commissions <> 0)::int as commissioned
                    from new_rows';
 begin
+  -- An upsert fires both the insert and the update triggers, whatever it did, and the drain upserts for every batch,
+  -- clicks alone included: a statement that changed no row has nothing to add (and EXECUTE plans on every call).
+  if not exists (select from new_rows) then
+    return null;
+  end if;
   if tg_op = 'UPDATE' then
     changed := changed || ' union all
                    select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, -conversions, -revenue, -commissions,
