@@ -51,7 +51,9 @@ function background(name: string, args: string[]): Promise<{ name: string; code:
  * file with the old plugins' loaders. So the class is rebuilt here, before tap starts, whenever they differ.
  */
 async function ensureTapBuilt(): Promise<void> {
-  const config = await TapConfig.load();
+  // The configuration alone, parsed without this script's arguments (tap's parser refuses `--quick`), and without
+  // TapConfig.load()'s colour step, which would set FORCE_COLOR for the tap run below.
+  const config = (await new TapConfig().loadPluginConfigFields().loadConfigFile()).parse([]);
   if (config.pluginSignature === builtPlugins) return;
   log("building tap's test class for the configured plugins");
   const build = spawnSync('npx', ['tap', 'build'], { encoding: 'utf8' });
