@@ -140,12 +140,16 @@ t.test('a requeue stopped half-way moves nothing; the next moves each fact once'
 
   // The command's statement in a transaction that fails after it (the process killed, the connection lost before
   // the commit): the facts leave analytics_set_aside and enter analytics_pending together, or neither.
+  class StoppedAfter extends Error {}
   const seen = await sql
     .begin(async (tx) => {
       const moved = await requeueSetAsideFacts(tx, { merchantId: late });
-      throw new Error(String(moved.length));
+      throw new StoppedAfter(String(moved.length));
     })
-    .catch((err: Error) => Number(err.message));
+    .catch((err: unknown) => {
+      if (!(err instanceof StoppedAfter)) throw err;
+      return Number(err.message);
+    });
   t.equal(seen, 3, 'the three taken inside the transaction');
   t.same(await setAsideIds(late), facts, 'all still set aside once it rolled back');
   t.equal(await pending(), 0, 'none queued');

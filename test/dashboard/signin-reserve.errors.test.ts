@@ -31,6 +31,7 @@ t.test('a reservation begun before the window opened is released from it', async
     t.equal(await count(ip), 1, 'its release takes its charge off the address');
     t.equal(await count('account:b@example.com'), 0, 'and off its account');
   } finally {
+    await early`rollback`.catch(() => {});
     early.release();
   }
 });

@@ -132,7 +132,7 @@ export async function dimensionSums(
 ): Promise<DimensionRow[]> {
   const column = sql(DIMENSION_COLUMNS[dimension]);
   // Conversions are summed as int4 (bigint's sum is NUMERIC, several times slower over a row per conversion); one
-  // rollup row holds far fewer than 2^31. The hash of every value in the range gets the memory it needs rather than
+  // row of either rollup (a value's 15 minutes, or its UTC day) holds far fewer than 2^31. The hash of every value in the range gets the memory it needs rather than
   // spilling to disk: a hundred thousand affiliates take some tens of MB, for this statement only.
   const ranked = await sql.begin(async (tx) => {
     await tx`set local work_mem = '64MB'`;

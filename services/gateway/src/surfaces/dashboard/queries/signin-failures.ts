@@ -22,10 +22,19 @@ export async function reserveWait(sql: Sql, subjects: string[], limits: number[]
   return (await reserveAttempt(sql, subjects, limits, windowSeconds)).wait;
 }
 
-/** Takes one attempt back from each subject, unless its window started again after the reservation (`at`). */
+/**
+ * Takes one attempt back from each subject, unless its window started again after the reservation (`at`). The rows
+ * are locked in the order a reservation locks them (by subject), so a release and a reservation that share subjects
+ * wait for each other instead of deadlocking.
+ */
 export const releaseAttempt = (sql: Sql, subjects: string[], at: string) => sql`
-  update dashboard_signin_failures set count = greatest(count - 1, 0)
-  where subject in ${sql(subjects)} and window_start <= ${at}::text::timestamptz`;
+  update dashboard_signin_failures f set count = greatest(f.count - 1, 0)
+  from (
+    select subject from dashboard_signin_failures
+    where subject in ${sql(subjects)} and window_start <= ${at}::text::timestamptz
+    order by subject for update
+  ) locked
+  where f.subject = locked.subject`;
 
 /** Forgets a subject's attempts. */
 export const clearSubject = (sql: Sql, subject: string) =>
