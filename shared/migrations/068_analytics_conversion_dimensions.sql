@@ -31,8 +31,8 @@ create or replace function analytics_conversion_dimensions_add() returns trigger
 declare
   -- The rows a statement changed, as what they add. An insert's trigger has no old rows (a transition table exists
   -- only where the trigger declares it), so the statement is put together for the operation.
-  changed text := 'select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, conversions, revenue, commissions,
-                          (commissions <> 0)::int as commissioned
+  changed text := 'select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency,
+                          conversions, revenue, commissions, (commissions <> 0)::int as commissioned
                    from new_rows';
 begin
   -- An upsert fires both the insert and the update triggers, whatever it did, and the drain upserts for every batch,
@@ -42,8 +42,8 @@ begin
   end if;
   if tg_op = 'UPDATE' then
     changed := changed || ' union all
-                   select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency, -conversions, -revenue, -commissions,
-                          -(commissions <> 0)::int
+                   select merchant_id, bucket, coupon, event_type, country, referrer, landing_page, device, currency,
+                          -conversions, -revenue, -commissions, -(commissions <> 0)::int
                    from old_rows';
   end if;
   execute format($q$
@@ -78,7 +78,8 @@ do $$ begin
     insert into analytics_conversion_dimensions_daily
       (merchant_id, dimension, day, key, currency, conversions, revenue, commissions, commissioned)
     select c.merchant_id, d.dimension, date_bin('1 day', c.bucket, timestamptz '2000-01-01T00:00:00Z'), d.key,
-           c.currency, sum(c.conversions), sum(c.revenue), sum(c.commissions), count(*) filter (where c.commissions <> 0)
+           c.currency, sum(c.conversions), sum(c.revenue), sum(c.commissions),
+           count(*) filter (where c.commissions <> 0)
     from analytics_conversions c
     cross join lateral (values ('coupon', c.coupon), ('event_type', c.event_type), ('country', c.country),
                                ('referrer', c.referrer), ('landing_page', c.landing_page), ('device', c.device))

@@ -3,8 +3,8 @@ import type { AnalyticsDimension, AnalyticsTimeGrouping } from '@platform/shared
 import { wholeUtcDays } from '../domain/analytics.ts';
 
 /**
- * Reads of the analytics rollups (migrations 059, 066 and 068), every one scoped to the merchant and its range of 15-minute
- * buckets [start, end), and to one affiliate when asked. Counts come back as numbers, sums as NUMERIC text.
+ * Reads of the analytics rollups (migrations 059, 066 and 068), every one scoped to the merchant and its range of
+ * 15-minute buckets [start, end), and to one affiliate when asked. Counts come back as numbers, sums as NUMERIC text.
  */
 export interface AnalyticsScope {
   merchantId: string;
@@ -132,8 +132,9 @@ export async function dimensionSums(
 ): Promise<DimensionRow[]> {
   const column = sql(DIMENSION_COLUMNS[dimension]);
   // Conversions are summed as int4 (bigint's sum is NUMERIC, several times slower over a row per conversion); one
-  // row of either rollup (a value's 15 minutes, or its UTC day) holds far fewer than 2^31. The hash of every value in the range gets the memory it needs rather than
-  // spilling to disk: a hundred thousand affiliates take some tens of MB, for this statement only.
+  // row of either rollup (a value's 15 minutes, or its UTC day) holds far fewer than 2^31. The hash of every value in
+  // the range gets the memory it needs rather than spilling to disk: a hundred thousand affiliates take some tens of
+  // MB, for this statement only.
   const ranked = await sql.begin(async (tx) => {
     await tx`set local work_mem = '64MB'`;
     return tx<{ key: string }[]>`
