@@ -278,6 +278,28 @@ t.test('conversion dimensions: their rollup equals analytics_conversions, and so
           .sort();
       t.strictSame(lines(res.body.data), lines(raw), `${dimension} conversions, revenue and commissions, ${q}`);
     }
+
+  // A value with commissions but no conversion ranks as it does from the raw rows, even when its commissions cancel
+  // out within a UTC day (a commission and its reversal), which that day's sums alone would hide. The day is two
+  // before today's, whole inside the first range.
+  const day = (Math.floor(now / 86_400_000) - 2) * 86_400_000;
+  for (const [at, amount] of [
+    [day + hour, '5.00'],
+    [day + 5 * hour, '-5.00'],
+  ] as const)
+    await sql`
+      insert into analytics_conversions (merchant_id, bucket, affiliate_id, coupon, event_type, country, referrer,
+                                         landing_page, device, currency, conversions, revenue, commissions)
+      values (${m.id}, ${new Date(at)}, ${affiliates[0]!.id}, 'NETZERO', 'purchase', '', '', '', '', 'USD', 0, 0,
+              ${amount})`;
+  const [from, to] = rangesUntil(now)[0]!;
+  const ranked = await m.client.get(
+    `/api/v1/analytics?start=${new Date(from).toISOString()}&end=${new Date(to).toISOString()}&group_by=coupon&limit=100`,
+  );
+  t.ok(
+    (ranked.body.data as { key: string | null }[]).some((d) => d.key === 'NETZERO'),
+    'a coupon whose commissions cancel out within a day is ranked',
+  );
 });
 
 t.test("a commission's moves are counted once: rolled back, raced, repeated and undone", async (t) => {
