@@ -28,22 +28,33 @@ t.test(
   'the event and its outbox row are written together: when the outbox write fails, no event is stored',
   async (t) => {
     // A trigger refuses this merchant's outbox rows: the event must not be stored without its conversion.recorded.
-    await sql.unsafe(
+    // DDL on outbox takes its lock while the services write to it: Postgres may end one of the two as a deadlock,
+    // and the statement is then run again.
+    const ddl = async (statement: string) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await sql.unsafe(statement);
+        } catch (err) {
+          if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
+        }
+      }
+    };
+    await ddl(
       `create function t_refuse_outbox() returns trigger language plpgsql as $$ begin raise exception 'outbox refused'; end $$`,
     );
-    await sql.unsafe(
+    await ddl(
       `create trigger t_refuse_outbox before insert on outbox for each row when (new.merchant_id = '${merchant.id}') execute function t_refuse_outbox()`,
     );
     t.teardown(async () => {
-      await sql.unsafe('drop trigger if exists t_refuse_outbox on outbox');
-      await sql.unsafe('drop function if exists t_refuse_outbox()');
+      await ddl('drop trigger if exists t_refuse_outbox on outbox');
+      await ddl('drop function if exists t_refuse_outbox()');
     });
     const before = await eventCount();
     const res = await client.post('/api/v1/events', { ...valid, external_id: 'order_outbox_refused' });
     expectError(t, res, 500, 'INTERNAL', 'Something went wrong on our side');
     t.equal(await eventCount(), before, 'no event without its outbox row');
 
-    await sql.unsafe('drop trigger t_refuse_outbox on outbox');
+    await ddl('drop trigger t_refuse_outbox on outbox');
     const retried = await client.post('/api/v1/events', { ...valid, external_id: 'order_outbox_refused' });
     t.equal(retried.status, 201, 'the same event is accepted once the outbox takes it');
   },
