@@ -8,6 +8,7 @@ import {
 } from '@platform/shared/webhooks';
 import { eventually, sleep, startPlatform } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
+import { waitsOnLock } from '../helpers/locks.ts';
 import { startDispatcher, type LoggedDelivery } from '../helpers/webhooks.ts';
 
 t.test('the production backoff table and Retry-After rules, as data', async (t) => {
@@ -87,6 +88,30 @@ t.test('with the table scaled to a tenth (5 s → 500 ms)', async (t) => {
     const ep = (await client.get(`/api/v1/webhook_endpoints/${endpoint.id}`)).body;
     t.equal(ep.consecutive_failures, 0, 'reset by the success');
     t.type(ep.last_success_at, 'string');
+  });
+
+  t.test('the log shows a delivery and its attempts as of one moment, not between two writes', async (t) => {
+    const receiver = await startReceiver(t, (_req, _n, res) => {
+      res.statusCode = 400;
+      res.end();
+    });
+    const endpoint = await endpointFor(receiver.url);
+    const sent = await sendTest(endpoint.id);
+    await settled(endpoint.id, sent.id, 'dead_lettered');
+    // An attempt is recorded with its delivery's new state in one statement; a read that starts before it commits
+    // and reads the attempts after must not show the new attempt beside the old state.
+    const writer = await platform.sql.reserve();
+    t.teardown(() => writer.release());
+    await writer`begin`;
+    await writer`lock table webhook_attempts in access exclusive mode`;
+    const reading = deliveryOf(endpoint.id, sent.id);
+    await waitsOnLock(platform.sql, 'dispatcher');
+    await writer`insert into webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms, response_body)
+      values (${sent.id}, now(), 400, null, 1, '')`;
+    await writer`update webhook_deliveries set attempt_count = attempt_count + 1 where id = ${sent.id}`;
+    await writer`commit`;
+    const read = await reading;
+    t.equal(read.attempts.length, read.attempt_count, `one moment: ${read.attempt_count} attempts counted`);
   });
 
   t.test('429 with a Retry-After longer than the next delay: no attempt before it', async (t) => {

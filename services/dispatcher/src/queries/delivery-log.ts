@@ -37,13 +37,7 @@ export async function listDeliveries(
   endpointId: string,
   opts: { status?: DeliveryStatus; limit: number },
 ): Promise<{ delivery: DeliveryRow; attempts: AttemptRow[] }[]> {
-  const deliveries = await sql<DeliveryRow[]>`
-    select ${deliveryColumns(sql)} from webhook_deliveries d join webhook_messages m on m.id = d.message_id
-    where d.merchant_id = ${merchantId} and d.endpoint_id = ${endpointId}
-      ${opts.status ? sql`and d.status = ${opts.status}` : sql``}
-    order by d.created_at desc, d.id desc
-    limit ${opts.limit}`;
-  return withAttempts(sql, merchantId, deliveries);
+  return withAttempts(sql, merchantId, { endpointId, status: opts.status }, opts.limit);
 }
 
 export async function findDelivery(
@@ -51,28 +45,46 @@ export async function findDelivery(
   merchantId: string,
   id: string,
 ): Promise<{ delivery: DeliveryRow; attempts: AttemptRow[] } | undefined> {
-  const deliveries = await sql<DeliveryRow[]>`
-    select ${deliveryColumns(sql)} from webhook_deliveries d join webhook_messages m on m.id = d.message_id
-    where d.merchant_id = ${merchantId} and d.id = ${id}`;
-  return (await withAttempts(sql, merchantId, deliveries))[0];
+  return (await withAttempts(sql, merchantId, { id }, 1))[0];
 }
 
+type AttemptJson = Omit<AttemptRow, 'attempted_at'> & { attempted_at: string };
+
 /**
- * The attempts of these deliveries. None was made before its delivery was created, so the partitions of attempts
- * (by day) older than the oldest delivery are not read; the margin covers a dispatcher clock behind Postgres's.
+ * Deliveries with their attempts, read in one statement: a delivery's state and its attempts are written together
+ * (`recordAttempts`), and two reads could show an attempt beside the state from before it. None was made before its
+ * delivery was created, so the partitions of attempts (by day) older than the delivery are not read; the margin
+ * covers a dispatcher clock behind Postgres's.
  */
-async function withAttempts(sql: Queryable, merchantId: string, deliveries: DeliveryRow[]) {
-  if (deliveries.length === 0) return [];
-  const oldest = new Date(Math.min(...deliveries.map((d) => d.created_at.getTime())) - ATTEMPT_CLOCK_MARGIN_MS);
-  const attempts = await sql<AttemptRow[]>`
-    select a.delivery_id, a.attempted_at, a.status_code, a.error, a.duration_ms, a.response_body
-    from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-    where d.merchant_id = ${merchantId} and a.delivery_id in ${sql(deliveries.map((d) => d.id))}
-      and a.attempted_at >= ${oldest}
-    order by a.id`;
-  const byDelivery = new Map<string, AttemptRow[]>();
-  for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
-  return deliveries.map((delivery) => ({ delivery, attempts: byDelivery.get(delivery.id) ?? [] }));
+async function withAttempts(
+  sql: Queryable,
+  merchantId: string,
+  filter: { id: string } | { endpointId: string; status: DeliveryStatus | undefined },
+  limit: number,
+) {
+  const where =
+    'id' in filter
+      ? sql`d.id = ${filter.id}`
+      : sql`d.endpoint_id = ${filter.endpointId} ${filter.status ? sql`and d.status = ${filter.status}` : sql``}`;
+  const rows = await sql<(DeliveryRow & { attempts: AttemptJson[] })[]>`
+    with d as (
+      select ${deliveryColumns(sql)} from webhook_deliveries d join webhook_messages m on m.id = d.message_id
+      where d.merchant_id = ${merchantId} and ${where}
+      order by d.created_at desc, d.id desc
+      limit ${limit}
+    )
+    select d.*, coalesce((
+      select json_agg(json_build_object('delivery_id', a.delivery_id, 'attempted_at', a.attempted_at,
+        'status_code', a.status_code, 'error', a.error, 'duration_ms', a.duration_ms, 'response_body', a.response_body)
+        order by a.id)
+      from webhook_attempts a
+      where a.delivery_id = d.id and a.attempted_at >= d.created_at - ${ATTEMPT_CLOCK_MARGIN_MS} * interval '1 millisecond'
+    ), '[]'::json) as attempts
+    from d order by d.created_at desc, d.id desc`;
+  return rows.map(({ attempts, ...delivery }) => ({
+    delivery,
+    attempts: attempts.map((a) => ({ ...a, attempted_at: new Date(a.attempted_at) })),
+  }));
 }
 
 /**
