@@ -79,3 +79,14 @@ t.test('a lock held longer than every short wait: the migration waits it out and
   t.same(applied, tail, 'the waiting migration applied');
   await holding;
 });
+
+t.test('a replica starting on an up-to-date database neither waits for the migration lock nor applies', async (t) => {
+  const current = await createTestDatabase(t);
+  const holder = postgres(current.url, { max: 1, onnotice: () => {} });
+  t.teardown(() => holder.end({ timeout: 1 }));
+  // MIGRATION_LOCK of shared/src/migrate.ts, held as a replica applying a long migration holds it.
+  await holder`select pg_advisory_lock(7241019)`;
+  const outcome = await Promise.race([migrate(current.sql), sleep(3_000).then(() => 'waited for the lock')]);
+  t.same(outcome, [], 'nothing to apply, answered while the lock is held');
+  await holder`select pg_advisory_unlock_all()`;
+});
