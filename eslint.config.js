@@ -4,6 +4,7 @@ import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import sqlInQueryModules from './scripts/eslint/sql-in-query-modules.js';
 
 /**
  * The boundaries between the workspaces, on resolved paths (a relative path and an `@platform/*` name that lead to
@@ -36,6 +37,26 @@ const boundaries = [
   { target: './shared', from: elsewhere, message: 'shared/ is below every service: it imports none.' },
 ];
 
+/**
+ * The gateway's surfaces (docs/CONTRIBUTING.md, "The edge's skeleton"): a surface imports its own files, http/ (the
+ * plumbing and the accounts the surfaces share) and shared/, never another surface's files. What two surfaces share
+ * goes in http/ (http/accounts/ for sessions, permissions, tokens and the sign-in and sign-up limits). The one
+ * exception is a surface's route specs, specs.ts: they are data, and the API document describes the public pages of
+ * tracking, onboarding and programme beside /api/v1 (surfaces/api-v1/specs.ts).
+ */
+const SURFACES_DIR = 'services/gateway/src/surfaces';
+const surfaces = readdirSync(`${root}/${SURFACES_DIR}`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+const surfaceBoundaries = surfaces.map((name) => ({
+  target: `./${SURFACES_DIR}/${name}`,
+  from: `./${SURFACES_DIR}`,
+  except: [`./${name}`, ...surfaces.filter((other) => other !== name).map((other) => `./${other}/specs.ts`)],
+  message:
+    `The ${name} surface imports its own files, http/ and shared/ only, and of another surface its specs.ts: ` +
+    'what surfaces share goes in services/gateway/src/http/ (accounts in http/accounts/).',
+}));
+
 /** What a service's domain/ may not import but for types: the modules that read, write or talk. */
 const DOMAIN_IO_MODULES = [
   ...['db', 'outbox', 'outbox-relay', 'transactions', 'affiliate-view', 'nats', 'service', 'operation'].map(
@@ -66,7 +87,7 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      'import-x/no-restricted-paths': ['error', { basePath: root, zones: boundaries }],
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: [...boundaries, ...surfaceBoundaries] }],
       // Errors keep their cause: an error thrown in a catch block carries the one it caught, for our own error
       // classes and the helpers that make them too (the number is where the constructor takes `{ cause }`).
       'preserve-caught-error': [
@@ -124,22 +145,19 @@ export default tseslint.config(
   {
     // The edge runs its SQL in query modules only (docs/CONTRIBUTING.md, "The edge's skeleton"): a surface's in its
     // queries/, a folder of http/'s in that folder's queries.ts. Anywhere else a statement is a call to one of them.
-    // A statement is a tagged template on the pool or a transaction, named `sql` or `tx` by habit (`ctx.sql` too),
-    // or their unsafe()/file(); fragments inside a query module's statements are the query module's.
+    // A statement is a tagged template on a postgres.js pool, transaction or reserved connection, or their
+    // unsafe()/file(), whatever the variable is called: the local rule (scripts/eslint/sql-in-query-modules.js) knows
+    // them by their type. Fragments inside a query module's statements are the query module's.
     files: ['services/gateway/src/**/*.ts'],
     ignores: ['services/gateway/src/surfaces/*/queries/**', 'services/gateway/src/http/*/queries.ts'],
+    plugins: { local: { rules: { 'sql-in-query-modules': sqlInQueryModules } } },
     rules: {
-      'no-restricted-syntax': [
+      'local/sql-in-query-modules': [
         'error',
-        ...[
-          "TaggedTemplateExpression[tag.type='Identifier'][tag.name=/^(sql|tx)$/]",
-          "TaggedTemplateExpression[tag.type='MemberExpression'][tag.property.name=/^(sql|tx)$/]",
-          "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(unsafe|file)$/][callee.object.name=/^(sql|tx)$/]",
-        ].map((selector) => ({
-          selector,
+        {
           message:
             "SQL runs in the edge's query modules only: a surface's in surfaces/<surface>/queries/<table>.ts, a folder of http/'s in its queries.ts. Call a function of one.",
-        })),
+        },
       ],
     },
   },

@@ -8,11 +8,11 @@ import {
   ROLES,
   type Permission,
   type Role,
-} from '@platform/gateway/surfaces/dashboard/permissions';
+} from '@platform/gateway/http/accounts/permissions';
 import { createDashboardUser, sessionRequest, signInHttp, startDashboardPlatform } from '../helpers/dashboard.ts';
 
 /**
- * The permission table (services/gateway/src/surfaces/dashboard/permissions.ts), enforced: every dashboard route
+ * The permission table (services/gateway/src/http/accounts/permissions.ts), enforced: every dashboard route
  * and every /api/v1 operation a dashboard session calls answers 403 FORBIDDEN in the error envelope to each role
  * without its permission, before reading the input, and does not refuse the least role that has it.
  */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { releaseAttempt, reserveAttempt } from '@platform/gateway/surfaces/dashboard/queries/signin-failures';
+import { releaseAttempt, reserveAttempt } from '@platform/gateway/http/accounts/queries';
 import { createTestDatabase } from '../helpers/platform.ts';
 
 /**

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { insertVerification } from '@platform/gateway/surfaces/dashboard/queries/signup';
-import { hashToken } from '@platform/gateway/surfaces/dashboard/tokens';
+import { hashToken } from '@platform/gateway/http/accounts/tokens';
 import { startDashboardPlatform } from '../helpers/dashboard.ts';
 import { signUpBody, signUpHttp, verifyHttp } from '../helpers/signup.ts';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { GRANTS, PERMISSIONS, ROLES } from '@platform/gateway/surfaces/dashboard/permissions';
+import { GRANTS, PERMISSIONS, ROLES } from '@platform/gateway/http/accounts/permissions';
 import { ROOT } from '../helpers/platform.ts';
 
 // docs/DASHBOARD.md's table of roles is the one the gateway enforces (permissions.ts): a permission, a description

@@ -7,8 +7,10 @@ import t from 'tap';
 // The lint gate's boundaries on a small project: an import circle (of types only), a service importing another
 // service by its workspace name and by a relative path, the dashboard importing past its generated types, and a
 // service with a folder outside the skeleton, a folder of the edge outside the edge's, a domain rule that does I/O,
-// and a surface's file running SQL outside its queries/. The same project without them passes (a statement in a
-// query module among them), so each failure is the rule's. The services are those of this tree,
+// a surface's file running SQL outside its queries/ (on a pool of any name: the rule knows postgres.js's types), and a
+// surface importing another surface's helper. The same project without them passes (a statement on a pool named
+// `db` in a query module, an `html` tagged template outside one, and a surface reading another's route specs among
+// them), so each failure is the rule's. The services are those of this tree,
 // each with its src/ (every folder, and every file as an empty module): the skeleton check knows them by name.
 const ROOT = join(import.meta.dirname, '..', '..');
 // Two runs of the whole gate, each starting four tools: on a busy machine that takes minutes.
@@ -21,7 +23,8 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     writeFileSync(join(dir, file), text);
   };
-  for (const file of ['scripts/lint.ts', 'eslint.config.js', 'knip.json', '.prettierrc.json', '.prettierignore'])
+  const copied = ['scripts/lint.ts', 'scripts/eslint/sql-in-query-modules.js', 'eslint.config.js', 'knip.json'];
+  for (const file of [...copied, '.prettierrc.json', '.prettierignore'])
     write(file, readFileSync(join(ROOT, file), 'utf8'));
   write('tsconfig.base.json', readFileSync(join(ROOT, 'tsconfig.base.json'), 'utf8'));
   write(
@@ -42,8 +45,10 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
   for (const entry of readdirSync(join(ROOT, 'node_modules')))
     if (entry !== '@platform') symlinkSync(join(ROOT, 'node_modules', entry), join(dir, 'node_modules', entry));
   const workspace = (folder: string, name: string) => {
-    // The one service below that imports shared code says so; the others import nothing.
-    const dependencies = name === 'affiliates' ? { '@platform/shared': '*' } : {};
+    // The one service below that imports shared code says so, and the edge its postgres.js types; the others import
+    // nothing.
+    const dependencies =
+      name === 'affiliates' ? { '@platform/shared': '*' } : name === 'gateway' ? { postgres: '*' } : {};
     const manifest = { name: `@platform/${name}`, private: true, type: 'module', exports: { './*': './src/*.ts' } };
     write(`${folder}/package.json`, json({ ...manifest, dependencies }));
     symlinkSync(join(dir, folder), join(dir, 'node_modules/@platform', name));
@@ -79,21 +84,34 @@ function makeProject(): { dir: string; write: (file: string, text: string) => vo
     'services/affiliates/src/domain/rule.ts',
     "import type { Row } from '../queries/rows.ts';\n\nexport const idOf = (row: Row): string => row.id;\n",
   );
-  // A gateway surface's statement in its query module, called from the surface's file.
+  // A gateway surface's statements in its query module, on a pool named `db` and a transaction, called from the
+  // surface's file; an `html` tagged template there, which is not SQL; and the API's route specs reading another
+  // surface's (the one import between surfaces allowed).
   write(
     'services/gateway/src/surfaces/dashboard/queries/sessions.ts',
     [
-      'const sql = (strings: TemplateStringsArray, ...values: unknown[]): string => strings.join(String(values.length));',
+      "import type { Sql, TransactionSql } from 'postgres';",
       '',
-      'export const deleteSession = (tokenHash: string): string =>',
-      '  sql`delete from dashboard_sessions where token_hash = ${tokenHash}`;',
+      'export const deleteSession = (db: Sql, tokenHash: string) =>',
+      '  db`delete from dashboard_sessions where token_hash = ${tokenHash}`;',
+      "export const deleteAll = (tx: TransactionSql) => tx.unsafe('delete from dashboard_sessions');",
       '',
     ].join('\n'),
   );
   write(
     'services/gateway/src/surfaces/dashboard/sessions.ts',
-    "import { deleteSession } from './queries/sessions.ts';\n\nprocess.stdout.write(deleteSession('hash'));\n",
+    [
+      "import type { Sql } from 'postgres';",
+      "import { deleteAll, deleteSession } from './queries/sessions.ts';",
+      '',
+      'const html = (strings: TemplateStringsArray, ...values: unknown[]): string => strings.join(String(values.length));',
+      "const signOut = async (db: Sql) => html`<p>${(await deleteSession(db, 'hash')).count}</p>`;",
+      '',
+      'process.stdout.write(`${typeof signOut} ${typeof deleteAll}\\n`);',
+      '',
+    ].join('\n'),
   );
+  write('services/gateway/src/surfaces/api-v1/specs.ts', "import '../tracking/specs.ts';\n");
   workspace('services/dashboard', 'dashboard');
   write('services/dashboard/src/generated/api.ts', 'export interface Paths {\n  path: string;\n}\n');
   write(
@@ -155,19 +173,27 @@ crossed.write(
 // (f) A folder of the edge's src/ outside the edge's skeleton, and a surface without its router module.
 mkdirSync(join(crossed.dir, 'services/gateway/src/idempotency'));
 mkdirSync(join(crossed.dir, 'services/gateway/src/surfaces/widgets'));
-// (g) A surface's file running SQL itself, on the pool and on a context's pool, instead of calling its queries/.
+// (g) A surface's file running SQL itself, on a pool named `db`, on a context's pool and by unsafe(), instead of
+// calling its queries/.
 crossed.write(
   'services/gateway/src/surfaces/dashboard/sessions.ts',
   [
-    "import { deleteSession } from './queries/sessions.ts';",
+    "import type { Sql } from 'postgres';",
+    "import { deleteAll, deleteSession } from './queries/sessions.ts';",
     '',
-    'const sql = (strings: TemplateStringsArray, ...values: unknown[]): string => strings.join(String(values.length));',
-    'const ctx = { sql };',
-    'const expired = sql`delete from dashboard_sessions where expires_at < now()` + ctx.sql`select 1`;',
-    "process.stdout.write(deleteSession('hash') + expired);",
+    'const signOut = async (db: Sql, ctx: { sql: Sql }): Promise<number> => {',
+    '  const expired = await db`delete from dashboard_sessions where expires_at < now()`;',
+    '  await ctx.sql`select 1`;',
+    "  await ctx.sql.unsafe('select 2');",
+    "  return expired.count + (await deleteSession(db, 'hash')).count;",
+    '};',
+    '',
+    'process.stdout.write(`${typeof signOut} ${typeof deleteAll}\\n`);',
     '',
   ].join('\n'),
 );
+// (h) A surface importing another surface's helper (not its route specs), by a relative path.
+crossed.write('services/gateway/src/surfaces/portal/limits.ts', "import '../dashboard/sessions.ts';\n");
 const runs = { clean: lint(clean.dir), crossed: lint(crossed.dir) };
 
 t.test('the project without the violations passes', async (t) => {
@@ -221,9 +247,19 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
   );
   t.match(
     output,
-    /surfaces\/dashboard\/sessions\.ts\n\s+5:17\s+error\s+SQL runs in the edge's query modules only[^\n]*\n\s+5:[0-9]+\s+error\s+SQL runs/,
-    "a surface's file running SQL, on the pool and on a context's pool",
+    /surfaces\/dashboard\/sessions\.ts\n\s+5:25\s+error\s+SQL runs in the edge's query modules only[^\n]*\n\s+6:9\s+error\s+SQL runs[^\n]*\n\s+7:9\s+error\s+SQL runs/,
+    "a surface's file running SQL, on a pool named db, on a context's pool and by unsafe()",
   );
   t.notMatch(output, /queries\/sessions\.ts\n\s+[0-9]+:/, 'its query module running the same is not reported');
+  t.match(
+    output,
+    /Unexpected path "\.\.\/dashboard\/sessions\.ts" imported in restricted zone\. The portal surface imports its own files, http\/ and shared\/ only[^\n]*what surfaces share goes in services\/gateway\/src\/http\//,
+    "a surface importing another surface's helper",
+  );
+  t.notMatch(
+    output,
+    /api-v1\/specs\.ts\n\s+[0-9]+:/,
+    "the API's specs reading another surface's specs is not reported",
+  );
   t.match(output, /lint: eslint, dpdm, skeleton failed/, 'the summary names the three, and nothing else');
 });

@@ -17,7 +17,7 @@ import { createRateLimiter, RATE_LIMIT_BATCH_INTERVAL_MS } from './http/rate-lim
 import { createTrackingRoutes } from './surfaces/tracking/router.ts';
 import { createOnboardingPage } from './surfaces/onboarding/router.ts';
 import { createProgrammePage } from './surfaces/programme/router.ts';
-import { dashboardAssets, findDashboardDir } from './surfaces/dashboard/assets.ts';
+import { dashboardAssets, findDashboardDir } from './http/dashboard-assets.ts';
 import { createDashboardApi } from './surfaces/dashboard/router.ts';
 import { createDevMailbox } from './surfaces/dev-mailbox/router.ts';
 import { createPortal } from './surfaces/portal/router.ts';

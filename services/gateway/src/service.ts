@@ -10,7 +10,7 @@ import { createApp } from './app.ts';
 import { answerClientError } from './http/http-errors.ts';
 import type { GatewayConfig } from './config.ts';
 import { startIdempotencyPurge } from './http/idempotency/purge.ts';
-import { startSigninFailurePurge } from './surfaces/dashboard/signin-purge.ts';
+import { startSigninFailurePurge } from './http/accounts/signin-purge.ts';
 import { renewalDeps, startBillingRenewals } from './surfaces/dashboard/billing-renewals.ts';
 import { createRequester } from './http/requester.ts';
 import { createUsageRecorder } from './surfaces/api-v1/usage.ts';

@@ -4,8 +4,7 @@ import type { Logger } from '@platform/shared/log';
 import { allowsApiKeys, lowestPlanAllowing } from '@platform/shared/plans';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';
 import type { GatewayConfig } from '../../config.ts';
-import type { DashboardApi } from '../dashboard/router.ts';
-import { sessionToken } from '../dashboard/sessions.ts';
+import { sessionToken, type SessionCheck } from '../../http/accounts/sessions.ts';
 import { sendError } from '../../http/http-errors.ts';
 import { createKeyResolver, type KeyRecord } from './keys.ts';
 import type { RateDecision } from '../../http/rate-limit/limiter.ts';
@@ -22,7 +21,7 @@ export interface ApiV1AuthDeps {
     peek(keyId: string, limit: number): Promise<RateDecision>;
   };
   /** The dashboard's session check, for its calls to /api/v1 (a cookie instead of a key). */
-  dashboard: Pick<DashboardApi, 'authenticate'>;
+  dashboard: { authenticate: SessionCheck };
   recordUsage: (keyId: string) => void;
 }
 

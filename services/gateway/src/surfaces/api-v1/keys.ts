@@ -1,4 +1,4 @@
-import type { Role } from '../dashboard/permissions.ts';
+import type { Role } from '../../http/accounts/permissions.ts';
 import { hashApiKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
 import { inDatabaseSpan } from '@platform/shared/tracing/db';

@@ -7,7 +7,7 @@ import { checkJsonBody, drainBody, verifyUtf8 } from '../../http/body-guard.ts';
 import { forward } from '../../http/forward.ts';
 import { sendError, sendServiceError } from '../../http/http-errors.ts';
 import { claimOf, claimRequester } from '../../http/idempotency/kept-reply.ts';
-import { apiPermission, can, refusal } from '../dashboard/permissions.ts';
+import { apiPermission, can, refusal } from '../../http/accounts/permissions.ts';
 import type { KeyRecord } from './keys.ts';
 import { toExpressPath } from '../../http/openapi/express-path.ts';
 import { apiV1Document, serveDocument } from '../../http/openapi/documents.ts';

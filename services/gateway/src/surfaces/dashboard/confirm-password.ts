@@ -2,7 +2,7 @@ import { ApiError } from '@platform/shared/errors';
 import type { DashboardContext } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
 import { passwordHash } from './queries/users.ts';
-import type { SigninLimiter } from './signin-limit.ts';
+import type { SigninLimiter } from '../../http/accounts/signin-limit.ts';
 
 /**
  * The signed-in user's password, entered again before something sensitive (a secret revealed, the password

@@ -10,8 +10,8 @@ import {
   type JsonSpec,
   type JsonSpecFields,
 } from '../../http/openapi/json-spec.ts';
-import type { Permission } from './permissions.ts';
-import type { Session, SessionStore } from './sessions.ts';
+import type { Permission } from '../../http/accounts/permissions.ts';
+import type { Session, SessionStore } from '../../http/accounts/sessions.ts';
 
 /**
  * The dashboard's own API under /dashboard/api (what the public API has no operation for: sign-in, API keys,
@@ -40,7 +40,9 @@ export interface DashboardContext {
   setHeader: (name: string, value: string) => void;
 }
 
-/** A route's spec (http/openapi/json-spec.ts) and what the session's role must allow (permissions.ts). */
+/**
+ * A route's spec (http/openapi/json-spec.ts) and what the session's role must allow (http/accounts/permissions.ts).
+ */
 export type DashboardSpec<
   P extends TObject = TObject,
   Q extends TObject = TObject,

@@ -14,7 +14,7 @@ import { routesOf } from '../../http/openapi/json-spec.ts';
 import type { DashboardContext, DashboardRoute, DashboardSpec } from './define.ts';
 import { createPasswordChecker, type PasswordChecker } from './password-check.ts';
 import { createPaymentsCaller, type PaymentsCaller } from './payments.ts';
-import { can, refusal } from './permissions.ts';
+import { can, refusal } from '../../http/accounts/permissions.ts';
 import { balanceRoutes } from './routes-balance.ts';
 import { billingRoutes } from './routes-billing.ts';
 import { keyRoutes } from './routes-keys.ts';
@@ -36,23 +36,17 @@ import {
   sessionToken,
   setSessionCookie,
   type Session,
+  type SessionCheck,
   type SessionStore,
-} from './sessions.ts';
-import { createSigninLimiter } from './signin-limit.ts';
-import { createSignupLimiter } from './signup-limit.ts';
+} from '../../http/accounts/sessions.ts';
+import { createSigninLimiter } from '../../http/accounts/signin-limit.ts';
+import { createSignupLimiter } from '../../http/accounts/signup-limit.ts';
 
 export interface DashboardApi {
   router: express.Router;
   sessions: SessionStore;
-  /**
-   * The session of a request to /api/v1 made by the dashboard (a cookie, no bearer key), or the refusal to send:
-   * 401 without a live session, 403 when a request that changes something lacks the CSRF token, or comes from an
-   * owner who signed up and has not verified the address yet (routes-signup.ts; `unverifiedMay` lets sign-out through).
-   */
-  authenticate(
-    req: Request,
-    unverifiedMay?: boolean,
-  ): Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
+  /** The session of a request to /api/v1 made by the dashboard, or the refusal to send (http/accounts/sessions.ts). */
+  authenticate: SessionCheck;
 }
 
 /** The handler of every spec of specs.ts. */
@@ -191,10 +185,10 @@ const UNVERIFIED =
   'Verify your e-mail address first: open the link we mailed you when you signed up (signing up again sends a new one)';
 
 /**
- * Fixed rather than configurable: a working day's session, and password attempts per 15 minutes (signin-limit.ts):
- * per account from one client IP (enough for typos, too few for guessing), per account from anywhere (a guesser
- * using many addresses, bounded without locking the owner out at the first few), and per client IP (an office
- * behind one address signs in many users).
+ * Fixed rather than configurable: a working day's session, and password attempts per 15 minutes
+ * (http/accounts/signin-limit.ts): per account from one client IP (enough for typos, too few for guessing), per
+ * account from anywhere (a guesser using many addresses, bounded without locking the owner out at the first few),
+ * and per client IP (an office behind one address signs in many users).
  */
 export const SESSION_MINUTES = 480;
 export const SIGNIN_LIMITS = { perAccountAndIp: 5, perAccount: 20, perIp: 50 };

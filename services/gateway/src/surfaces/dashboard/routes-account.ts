@@ -4,7 +4,7 @@ import { handle } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
 import { replacePasswordHash } from './queries/users.ts';
 import { audit } from './routes-audit.ts';
-import type { SigninLimiter } from './signin-limit.ts';
+import type { SigninLimiter } from '../../http/accounts/signin-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 
 /**

@@ -24,10 +24,10 @@ import { registeredUser } from './queries/signup.ts';
 import { insertMember } from './queries/team.ts';
 import { audit } from './routes-audit.ts';
 import { logChange } from './routes-team.ts';
-import { reserveHourly } from './signup-limit.ts';
+import { reserveHourly } from '../../http/accounts/signup-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 import { teamChangeRefusal } from './team-rules.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../../http/accounts/tokens.ts';
 
 /** Invitation mails (new and resent) a merchant may send in an hour: a free sign-up must not become a mail cannon. */
 export const INVITATION_MAILS_PER_HOUR = 30;

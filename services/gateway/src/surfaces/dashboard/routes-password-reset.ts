@@ -9,11 +9,14 @@ import { resetMail } from './password-reset-mails.ts';
 import { insertReset, setPasswordAfterReset, useReset } from './queries/password-reset.ts';
 import { userByEmail } from './queries/users.ts';
 import { recordAudit } from './queries/audit.ts';
-import { reserveHourly } from './signup-limit.ts';
+import { reserveHourly } from '../../http/accounts/signup-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../../http/accounts/tokens.ts';
 
-/** Reset mails allowed per client address and per account in an hour (counted as sign-ups are, signup-limit.ts). */
+/**
+ * Reset mails allowed per client address and per account in an hour (counted as sign-ups are,
+ * http/accounts/signup-limit.ts).
+ */
 export const RESET_LIMITS = { perIp: 20, perAccount: 5 };
 
 /**

@@ -3,7 +3,7 @@ import { ApiError, invalidInput } from '@platform/shared/errors';
 import { withDefaults } from '@platform/shared/schemas/merchant-settings';
 import { updateMerchantSettings, type SettingKey } from '@platform/shared/settings-writer';
 import type { GatewayConfig } from '../../config.ts';
-import { commissionTerms } from '../programme/terms.ts';
+import { commissionTerms } from '../../http/commission-terms.ts';
 import { handle } from './define.ts';
 import { programmePageSpecs as pageSpecs } from './programme-page-specs.ts';
 import { audit } from './routes-audit.ts';

@@ -1,11 +1,11 @@
 import { ApiError } from '@platform/shared/errors';
 import { handle, type DashboardContext } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
-import { GRANTS } from './permissions.ts';
+import { GRANTS } from '../../http/accounts/permissions.ts';
 import { replacePasswordHash, userByEmail, type SignInRow } from './queries/users.ts';
-import type { Session } from './sessions.ts';
+import type { Session } from '../../http/accounts/sessions.ts';
 import { dashboardSpecs as specs } from './specs.ts';
-import type { SigninLimiter } from './signin-limit.ts';
+import type { SigninLimiter } from '../../http/accounts/signin-limit.ts';
 
 const presentSession = (s: Session) => ({
   user: { id: s.userId, email: s.email, role: s.role, permissions: GRANTS[s.role] },

@@ -9,9 +9,9 @@ import { handle } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
 import { insertVerification, registeredUser, useVerification } from './queries/signup.ts';
 import { alreadyRegisteredMail, verificationMail } from './signup-mails.ts';
-import type { SignupLimiter } from './signup-limit.ts';
+import type { SignupLimiter } from '../../http/accounts/signup-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
-import { hashToken, newToken } from './tokens.ts';
+import { hashToken, newToken } from '../../http/accounts/tokens.ts';
 
 /** The plan a merchant that signs up starts on. */
 const SIGNUP_PLAN = 'free';

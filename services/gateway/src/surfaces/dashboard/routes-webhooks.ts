@@ -6,7 +6,7 @@ import { confirmPassword } from './confirm-password.ts';
 import { handle } from './define.ts';
 import type { PasswordChecker } from './password-check.ts';
 import { countDeadLettered, endpointExists, endpointSecret } from './queries/webhooks.ts';
-import type { SigninLimiter } from './signin-limit.ts';
+import type { SigninLimiter } from '../../http/accounts/signin-limit.ts';
 import { dashboardSpecs as specs } from './specs.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { NullableTimestamp, Timestamp } from '@platform/shared/schemas/common';
-import { PERMISSION_NAMES, ROLES } from './permissions.ts';
+import { PERMISSION_NAMES, ROLES } from '../../http/accounts/permissions.ts';
 import { PLANS } from '@platform/shared/plans';
 
 /** Payloads of the dashboard's own API (services/gateway/src/surfaces/dashboard/routes-*.ts), one schema each. */

@@ -19,7 +19,7 @@ import { programmePageSpecs } from './programme-page-specs.ts';
 import { signupSpecs } from './signup-specs.ts';
 import { billingSpecs } from './billing-specs.ts';
 import { invitationSpecs } from './invitations-specs.ts';
-import { can, ROLES } from './permissions.ts';
+import { can, ROLES } from '../../http/accounts/permissions.ts';
 import {
   ApiKeyList,
   AuditPage,

@@ -1,4 +1,4 @@
-import type { Role } from './permissions.ts';
+import type { Role } from '../../http/accounts/permissions.ts';
 
 /** A change to a merchant's team, by a member whose role has the `team` permission. */
 export type TeamChange = { kind: 'add'; role: Role } | { kind: 'role'; to: Role } | { kind: 'remove' };

@@ -1,6 +1,6 @@
 import type { Sql } from '@platform/shared/db';
-import { reserveWait } from '../dashboard/queries/signin-failures.ts';
-import { SIGNIN_WINDOW_SECONDS } from '../dashboard/signin-limit.ts';
+import { reserveWait } from '../../http/accounts/queries.ts';
+import { SIGNIN_WINDOW_SECONDS } from '../../http/accounts/signin-limit.ts';
 
 /**
  * How many portal links may be asked for per 15 minutes, counted in Postgres by the dashboard's reservation function

@@ -5,7 +5,7 @@ import { ApiError } from '@platform/shared/errors';
 import type { Logger } from '@platform/shared/log';
 import { compileValidator } from '@platform/shared/validation';
 import type { GatewayConfig } from '../../config.ts';
-import { findDashboardDir } from '../dashboard/assets.ts';
+import { findDashboardDir } from '../../http/dashboard-assets.ts';
 import { sendError, sendRouteFailure } from '../../http/http-errors.ts';
 import { portalDocument, serveDocument } from '../../http/openapi/documents.ts';
 import { toExpressPath } from '../../http/openapi/express-path.ts';

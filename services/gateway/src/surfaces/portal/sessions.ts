@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Sql } from '@platform/shared/db';
-import { hashToken, newToken } from '../dashboard/tokens.ts';
+import { hashToken, newToken } from '../../http/accounts/tokens.ts';
 import {
   deleteExpiredPortalSessions,
   deletePortalSession,

@@ -2,7 +2,7 @@ import type { ErrorDetail } from '@platform/shared/errors';
 import { escapeHtml as escape, type Page } from '../../http/page-shell.ts';
 import type { Fields } from './form.ts';
 import type { PublicProgramme } from './queries/programmes.ts';
-import { commissionTerms } from './terms.ts';
+import { commissionTerms } from '../../http/commission-terms.ts';
 
 /**
  * The programme page's content, in the gateway's one page shell (http/page-shell.ts): rendered on the server, no

@@ -1,5 +1,5 @@
 import type { Sql } from '@platform/shared/db';
-import { reserveHourly, SIGNUP_WINDOW_SECONDS } from '../dashboard/signup-limit.ts';
+import { reserveHourly, SIGNUP_WINDOW_SECONDS } from '../../http/accounts/signup-limit.ts';
 import { fullWindowWait } from './queries/apply-limits.ts';
 
 /**

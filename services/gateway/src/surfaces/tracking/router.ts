@@ -21,6 +21,7 @@ import { VISIT_COOKIE } from '@platform/shared/schemas/tracking';
 import type { GatewayConfig } from '../../config.ts';
 import { sendError, sendServiceError } from '../../http/http-errors.ts';
 import type { RateDecision } from '../../http/rate-limit/limiter.ts';
+import { readCookie } from '../../http/cookies.ts';
 import { TRACKING_SCRIPT } from './script.ts';
 
 const VISIT_BODY_LIMIT = '8kb';
@@ -211,20 +212,4 @@ export function createTrackingRoutes(deps: {
   });
 
   return router;
-}
-
-/** One cookie's value from the Cookie header, or null; a value that does not decode is treated as absent. */
-export function readCookie(req: Request, name: string): string | null {
-  const header = req.get('cookie');
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
-    try {
-      return decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      return null;
-    }
-  }
-  return null;
 }

@@ -1,6 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
-import type { Role } from '../permissions.ts';
+import type { Role } from '../../../http/accounts/permissions.ts';
 
 /** An invitation's link lives 7 days from its last sending. */
 export const INVITATION_DAYS = 7;

@@ -1,6 +1,6 @@
 import type { Queryable, Sql } from '@platform/shared/db';
 import { newId } from '@platform/shared/ids';
-import type { Role } from '../permissions.ts';
+import type { Role } from '../../../http/accounts/permissions.ts';
 
 /** A merchant's dashboard users, as the Team list shows them. */
 export interface MemberRow {

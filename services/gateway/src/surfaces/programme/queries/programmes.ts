@@ -1,6 +1,6 @@
 import type { Sql } from '@platform/shared/db';
 import { withDefaults, type MerchantSettings } from '@platform/shared/schemas/merchant-settings';
-import type { TermsTier } from '../terms.ts';
+import type { TermsTier } from '../../../http/commission-terms.ts';
 
 /** What the public programme page shows: the programme found by its slug, with what its terms are computed from. */
 export interface PublicProgramme {

@@ -1,5 +1,5 @@
 import type { Sql } from '@platform/shared/db';
-import { clearSubject, releaseAttempt, reserveAttempt } from './queries/signin-failures.ts';
+import { clearSubject, releaseAttempt, reserveAttempt } from './queries.ts';
 
 /**
  * Password attempts (sign-in, and the password entered again to reveal a webhook secret), counted in Postgres so

@@ -2,7 +2,7 @@ import type { Sql } from '@platform/shared/db';
 import type { Logger } from '@platform/shared/log';
 import { startPeriodicPurge } from '@platform/shared/purge';
 import type { Worker } from '@platform/shared/service';
-import { purgeSigninFailures } from './queries/signin-failures.ts';
+import { purgeSigninFailures } from './queries.ts';
 
 /**
  * Rows of dashboard_signin_failures are kept SIGNIN_FAILURE_RETENTION_HOURS after their window opened, then deleted

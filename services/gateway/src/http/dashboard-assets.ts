@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response } from 'express';
-import { sendError } from '../../http/http-errors.ts';
+import { sendError } from './http-errors.ts';
 
 /**
  * Where the dashboard's built assets are: DASHBOARD_DIR when set; else `../dashboard` beside the gateway's bundle
@@ -14,7 +14,7 @@ export function findDashboardDir(configured?: string): string | null {
     ? [configured]
     : [
         fileURLToPath(new URL('../dashboard/', import.meta.url)),
-        fileURLToPath(new URL('../../../../dashboard/dist/', import.meta.url)),
+        fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url)),
       ];
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? null;
 }

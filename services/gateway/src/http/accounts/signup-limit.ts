@@ -1,5 +1,5 @@
 import type { Sql } from '@platform/shared/db';
-import { reserveWait } from './queries/signin-failures.ts';
+import { reserveWait } from './queries.ts';
 
 /**
  * Sign-ups allowed per client address and per e-mail domain in an hour, counted in Postgres (every replica sees the

@@ -3,13 +3,7 @@ import type { Request, Response } from 'express';
 import { createHmacKey } from '@platform/shared/crypto';
 import type { Queryable, Sql } from '@platform/shared/db';
 import type { Role } from './permissions.ts';
-import {
-  deleteExpiredSessions,
-  deleteSession,
-  deleteSessionsOf,
-  insertSession,
-  liveSession,
-} from './queries/sessions.ts';
+import { deleteExpiredSessions, deleteSession, deleteSessionsOf, insertSession, liveSession } from './queries.ts';
 import { hashToken, newToken } from './tokens.ts';
 
 /**
@@ -43,6 +37,17 @@ export interface SessionStore {
   csrfFor(token: string): string;
   checkCsrf(token: string, presented: string | undefined): boolean;
 }
+
+/**
+ * The session of a request to /api/v1 made by the dashboard (a cookie, no bearer key), or the refusal to send:
+ * 401 without a live session, 403 when a request that changes something lacks the CSRF token, or comes from an
+ * owner who signed up and has not verified the address yet (the dashboard's routes-signup.ts; `unverifiedMay` lets
+ * sign-out through). The dashboard's router makes it; /api/v1 is given it.
+ */
+export type SessionCheck = (
+  req: Request,
+  unverifiedMay?: boolean,
+) => Promise<{ session: Session } | { refuse: 'UNAUTHORIZED' | 'FORBIDDEN'; message: string }>;
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
