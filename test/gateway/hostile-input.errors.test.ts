@@ -494,6 +494,18 @@ t.test('unknown routes and unknown methods are 404 NOT_FOUND', async (t) => {
   );
 });
 
+t.test(
+  'the API answers under /api/v1 as Express matches routes (any case, a trailing slash), and only there',
+  async (t) => {
+    for (const path of ['/API/V1/affiliates?limit=1', '/Api/v1/affiliates/?limit=1']) {
+      const res = await client.get(path);
+      t.equal(res.status, 200, `${path}: ${res.text.slice(0, 200)}`);
+    }
+    for (const path of ['/api/v1x/affiliates', '/api/v10/affiliates', '/apiv1/affiliates'])
+      assertError(t, await client.get(path), 404, 'NOT_FOUND');
+  },
+);
+
 t.test('after all of that the platform is still up', async (t) => {
   const list = await client.get('/api/v1/affiliates?limit=100');
   t.equal(list.status, 200);
