@@ -19,6 +19,9 @@ const isPostgresInterface = (symbol) =>
 function isPostgresSql(checker, type, seen = new Set()) {
   if (seen.has(type)) return false;
   seen.add(type);
+  // A type parameter (`<Q extends Queryable>`) stands for its constraint.
+  const constraint = type.isTypeParameter() ? checker.getBaseConstraintOfType(type) : undefined;
+  if (constraint) return isPostgresSql(checker, constraint, seen);
   if (type.isUnionOrIntersection()) return type.types.some((part) => isPostgresSql(checker, part, seen));
   const target = type.target ?? type;
   if (isPostgresInterface(target.getSymbol()) || isPostgresInterface(type.aliasSymbol)) return true;
@@ -42,8 +45,25 @@ export default {
       throw new Error('local/sql-in-query-modules needs type information (parserOptions.projectService)');
     const checker = services.program.getTypeChecker();
     const message = context.options[0]?.message ?? "SQL runs in the edge's query modules only.";
-    const runsSql = (node) =>
-      isPostgresSql(checker, checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(node)));
+    // A value typed `any` (an untyped `res.locals.sql`, a type that did not resolve) says nothing: its name decides,
+    // as the habit of naming pools and transactions `sql` and `tx` has it.
+    const SQL_NAMES = /^(sql|tx)$/;
+    const nameOf = (node) =>
+      node.type === 'Identifier' ? node.name : node.type === 'MemberExpression' ? nameOf(node.property) : undefined;
+    const runsSql = (node) => {
+      const type = checker.getTypeAtLocation(services.esTreeNodeToTSNodeMap.get(node));
+      if (type.flags & 1 /* TypeFlags.Any */) return SQL_NAMES.test(nameOf(node) ?? '');
+      return isPostgresSql(checker, type);
+    };
+    /** `x.unsafe` or `x['unsafe']` (and `file`). */
+    const calledMethod = (callee) =>
+      callee.computed
+        ? callee.property.type === 'Literal' && typeof callee.property.value === 'string'
+          ? callee.property.value
+          : undefined
+        : callee.property.type === 'Identifier'
+          ? callee.property.name
+          : undefined;
     return {
       TaggedTemplateExpression(node) {
         if (runsSql(node.tag)) context.report({ node, messageId: 'statement', data: { message } });
@@ -52,9 +72,7 @@ export default {
         const callee = node.callee;
         if (
           callee.type === 'MemberExpression' &&
-          !callee.computed &&
-          callee.property.type === 'Identifier' &&
-          (callee.property.name === 'unsafe' || callee.property.name === 'file') &&
+          ['unsafe', 'file'].includes(calledMethod(callee) ?? '') &&
           runsSql(callee.object)
         )
           context.report({ node, messageId: 'statement', data: { message } });

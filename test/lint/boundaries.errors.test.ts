@@ -173,8 +173,8 @@ crossed.write(
 // (f) A folder of the edge's src/ outside the edge's skeleton, and a surface without its router module.
 mkdirSync(join(crossed.dir, 'services/gateway/src/idempotency'));
 mkdirSync(join(crossed.dir, 'services/gateway/src/surfaces/widgets'));
-// (g) A surface's file running SQL itself, on a pool named `db`, on a context's pool and by unsafe(), instead of
-// calling its queries/.
+// (g) A surface's file running SQL itself, on a pool named `db`, on a context's pool, by unsafe() (called by name or
+// by index), on a pool of a type parameter and on one typed `any` named `sql`, instead of calling its queries/.
 crossed.write(
   'services/gateway/src/surfaces/dashboard/sessions.ts',
   [
@@ -185,6 +185,9 @@ crossed.write(
     '  const expired = await db`delete from dashboard_sessions where expires_at < now()`;',
     '  await ctx.sql`select 1`;',
     "  await ctx.sql.unsafe('select 2');",
+    '  await (async <Q extends Sql>(q: Q) => q`select 3`)(db);',
+    "  await ctx.sql['unsafe']('select 4');",
+    '  await (ctx as { sql: any }).sql`select 5`;',
     "  return expired.count + (await deleteSession(db, 'hash')).count;",
     '};',
     '',
@@ -247,8 +250,8 @@ t.test('each boundary crossed fails the gate, and the gate names it', async (t) 
   );
   t.match(
     output,
-    /surfaces\/dashboard\/sessions\.ts\n\s+5:25\s+error\s+SQL runs in the edge's query modules only[^\n]*\n\s+6:9\s+error\s+SQL runs[^\n]*\n\s+7:9\s+error\s+SQL runs/,
-    "a surface's file running SQL, on a pool named db, on a context's pool and by unsafe()",
+    /surfaces\/dashboard\/sessions\.ts\n\s+5:25\s+error\s+SQL runs in the edge's query modules only[^\n]*\n\s+6:9\s+error\s+SQL runs[^\n]*\n\s+7:9\s+error\s+SQL runs[^\n]*\n\s+8:\d+\s+error\s+SQL runs[^\n]*\n\s+9:9\s+error\s+SQL runs[^\n]*\n(\s+10:\d+\s+error\s+(?!SQL)[^\n]*\n)*\s+10:\d+\s+error\s+SQL runs/,
+    "a surface's file running SQL: on a pool named db, a context's pool, by unsafe() or ['unsafe'], on a type parameter, on a pool typed any",
   );
   t.notMatch(output, /queries\/sessions\.ts\n\s+[0-9]+:/, 'its query module running the same is not reported');
   t.match(

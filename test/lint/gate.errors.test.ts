@@ -16,7 +16,14 @@ const write = (file: string, text: string) => {
   mkdirSync(dirname(join(project, file)), { recursive: true });
   writeFileSync(join(project, file), text);
 };
-const files = ['scripts/lint.ts', 'eslint.config.js', 'knip.json', '.prettierrc.json', '.prettierignore'];
+const files = [
+  'scripts/lint.ts',
+  'scripts/eslint/sql-in-query-modules.js',
+  'eslint.config.js',
+  'knip.json',
+  '.prettierrc.json',
+  '.prettierignore',
+];
 for (const file of [...files, 'tsconfig.base.json']) write(file, readFileSync(join(ROOT, file), 'utf8'));
 symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
 
