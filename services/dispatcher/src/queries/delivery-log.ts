@@ -53,8 +53,9 @@ type AttemptJson = Omit<AttemptRow, 'attempted_at'> & { attempted_at: string };
 /**
  * Deliveries with their attempts, read in one statement: a delivery's state and its attempts are written together
  * (`recordAttempts`), and two reads could show an attempt beside the state from before it. None was made before its
- * delivery was created, so the partitions of attempts (by day) older than the delivery are not read; the margin
- * covers a dispatcher clock behind Postgres's.
+ * delivery was created, so the partitions of attempts (by day) older than the delivery are not read: they are pruned
+ * as each delivery's attempts are read, by that delivery's bound. The margin covers a dispatcher clock behind
+ * Postgres's.
  */
 async function withAttempts(
   sql: Queryable,
