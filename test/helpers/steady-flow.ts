@@ -64,14 +64,19 @@ function callOf(stack: FullStack, tag: string, kind: FlowCall['kind'], index: nu
   return sent.catch((err: unknown) => ({ status: 0, headers: new Headers(), body: undefined, text: String(err) }));
 }
 
-/** Sends a call answered 503 again, as a client told to retry would, until it is answered otherwise: that status. */
+/**
+ * Sends a call answered 503 again, as a client told to retry would, until it is answered otherwise: that status.
+ * A 409 with Retry-After is a retry too: the key's first request may still be running, its outcome not yet known
+ * (the gateway gave up on it, the service may still commit), and the API says to retry it later.
+ */
 export async function retryUntilAnswered(stack: FullStack, tag: string, call: FlowCall): Promise<number> {
-  let status = 503;
-  for (let n = 0; n < 40 && status === 503; n++) {
+  let answer: ApiResponse | undefined;
+  const retryLater = (res: ApiResponse) => res.status === 503 || (res.status === 409 && res.headers.has('retry-after'));
+  for (let n = 0; n < 80 && (!answer || retryLater(answer)); n++) {
     await sleep(250);
-    status = (await callOf(stack, tag, call.kind, call.index)).status;
+    answer = await callOf(stack, tag, call.kind, call.index);
   }
-  return status;
+  return answer!.status;
 }
 
 /** The longest time between two consecutive 201 answers, and the first 201 to a call sent at or after `at`. */
