@@ -86,10 +86,17 @@ t.test(
       .getByTestId('tax-form')
       .getByText(/W-9.*Olive Onboard, TIN \*{5}6789/)
       .waitFor();
-    t.match(await merchant.page.getByTestId('payout-details').textContent(), 'Bank transfer, IBAN *****5432');
+    // The payout details and their history load apart from the tax form: each is read once it is on the page.
+    const details = merchant.page.getByTestId('payout-details');
+    await details.getByText('Bank transfer, IBAN *****5432').waitFor();
+    t.match(await details.textContent(), 'Bank transfer, IBAN *****5432');
     const linkId = (await m.client.get(`/api/v1/affiliates/${affiliate.id}/payout_details/history`)).body.data[0]
       .actor_id as string;
     t.match(linkId, /^obl_/);
+    await merchant.page
+      .getByRole('list', { name: 'Payout details history' })
+      .getByText(`through onboarding link ${linkId}`)
+      .waitFor();
     t.match(
       await merchant.page.getByRole('list', { name: 'Payout details history' }).textContent(),
       `by the affiliate through onboarding link ${linkId}: none to Bank transfer, IBAN *****5432`,
