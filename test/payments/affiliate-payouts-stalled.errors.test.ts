@@ -52,8 +52,18 @@ t.test(
       t.equal(sent.status, 200, sent.text);
       t.match(sent.body, { status: 'sent', method: 'platform', reference: /^po_/ });
     }
-    // The transfers left the merchant's balance at once: 500.00 less four payouts of 60.00.
-    t.same((await stack.live.balance.retrieve({}, asAccount)).available, [{ amount: 26_000, currency: 'usd' }]);
+    // Each transfer left the merchant's balance as its payout was sent: a transfer of -60.00 naming it. (The balance
+    // itself is not read here: the failing payout's rail may already have returned its 60.00.)
+    const moved = (await stack.live.balanceTransactions.list({ limit: 100 }, asAccount)).data;
+    for (const p of payouts)
+      t.equal(
+        moved
+          .filter((b) => b.type === 'transfer' && b.description === `Affiliate payout ${p.id}`)
+          .map((b) => b.amount)
+          .join(),
+        '-6000',
+        `one transfer of -60.00 for ${p.id}`,
+      );
 
     const settled = await eventually(
       async () => {
