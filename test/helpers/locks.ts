@@ -15,11 +15,16 @@ export async function holdRows(sql: Sql, lock: (tx: TransactionSql) => Promise<u
   };
 }
 
-/** Resolves once a statement of the service named `applicationName` waits on a lock: the request reached it. */
-export const waitsOnLock = (sql: Sql, applicationName: string) =>
+/**
+ * Resolves once a statement of the service named `applicationName` waits on a lock (on table `relation` when named):
+ * the request reached it.
+ */
+export const waitsOnLock = (sql: Sql, applicationName: string, relation?: string) =>
   eventually(async () => {
     const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and application_name = ${applicationName} and wait_event_type = 'Lock'`;
+      select count(*)::int as n from pg_stat_activity a
+      where datname = current_database() and application_name = ${applicationName} and wait_event_type = 'Lock'
+        and (${relation ?? null}::text is null or exists (
+          select 1 from pg_locks l where l.pid = a.pid and not l.granted and l.relation = ${relation ?? null}::regclass))`;
     return row!.n > 0 ? true : undefined;
   });

@@ -8,6 +8,7 @@ import {
 } from '@platform/shared/webhooks';
 import { eventually, sleep, startPlatform } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
+import { waitsOnLock } from '../helpers/locks.ts';
 import { startDispatcher, type LoggedDelivery } from '../helpers/webhooks.ts';
 
 t.test('the production backoff table and Retry-After rules, as data', async (t) => {
@@ -110,12 +111,7 @@ t.test('with the table scaled to a tenth (5 s → 500 ms)', async (t) => {
     const reading = deliveryOf(endpoint.id, sent.id);
     reading.catch(() => {}); // awaited below; a failure before then is reported there
     // The log read itself waits (the dispatcher's sweeper may wait on other locks meanwhile).
-    await eventually(async () => {
-      const [row] = await platform.sql<{ n: number }[]>`
-        select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-        where a.application_name = 'dispatcher' and not l.granted and l.relation = 'webhook_attempts'::regclass`;
-      return row!.n > 0 ? true : undefined;
-    });
+    await waitsOnLock(platform.sql, 'dispatcher', 'webhook_attempts');
     await writer`insert into webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms, response_body)
       values (${sent.id}, now(), 400, null, 1, '')`;
     await writer`update webhook_deliveries set attempt_count = attempt_count + 1 where id = ${sent.id}`;
