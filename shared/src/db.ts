@@ -124,8 +124,10 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 
 /**
  * The database could not be reached or dropped the connection (the driver's connection errors, a terminated backend,
- * a server starting up or shutting down), or did not do the work in time (a statement or lock timeout, the caller's
- * deadline): a transient outage, not a bug, which callers answer as UNAVAILABLE.
+ * a server starting up or shutting down), did not do the work in time (a statement or lock timeout, the caller's
+ * deadline), or rolled the transaction back to let a concurrent one through (a deadlock or serialization failure,
+ * which the same request sent again gets past): transient, not a bug in the request, which callers answer as
+ * UNAVAILABLE.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
@@ -146,6 +148,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     code === '57P03' || // cannot_connect_now
     // Not done in time, and rolled back: statement_timeout, or the caller's deadline (assert_before_deadline) ...
     code === '57014' || // query_canceled
-    code === '55P03' // ... or lock_timeout (lock_not_available)
+    code === '55P03' || // ... or lock_timeout (lock_not_available)
+    code === '40P01' || // deadlock_detected: this side was chosen to roll back
+    code === '40001' // serialization_failure
   );
 }

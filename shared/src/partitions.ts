@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable, Sql } from './db.ts';
 import type { Logger } from './log.ts';
 import type { Worker } from './worker.ts';
@@ -6,6 +7,11 @@ const MAINTAIN_EVERY_MS = 3_600_000;
 // Creating or dropping a partition locks its parent table for a moment; queued behind a long query, it would hold
 // every writer of the table behind it. Past this wait it gives up, and the next run tries again.
 const PARTITION_LOCK_TIMEOUT = '2s';
+// A creation that finds a table its foreign keys link busy lets go of everything and tries again this many times, a
+// short pause apart: each writer holds its lock for one transaction.
+const LINKED_LOCK_TRIES = 40;
+const LINKED_LOCK_PAUSE_MS = 50;
+const PG_LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * A table partitioned by range on a time column (see docs/ARCHITECTURE.md, "Partitioned tables"). Its partitions are
@@ -89,16 +95,57 @@ export async function partitionsOf(
   return rows.map((r) => ({ name: r.name, from: r.from ?? -Infinity, to: r.to }));
 }
 
-/** Runs `fn` in a transaction that holds the table's partition lock, in UTC, waiting for locks only briefly. */
-async function underPartitionLock(sql: Sql, table: string, fn: (tx: Queryable) => Promise<void>): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`set local timezone = 'UTC'`;
-    // Replicas maintaining the same table at once queue here, however long the first takes, then each finds the
-    // other's work done. Only the table locks after it are bounded: those queue ahead of the relay's writes.
-    await tx`select pg_advisory_xact_lock(hashtext(${'partitions:' + table}))`;
-    await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
-    await fn(tx);
-  });
+/**
+ * Runs `fn` in a transaction that holds the table's partition lock and the table itself, in UTC, waiting for locks
+ * only briefly. With `linked`, it also holds the tables linked to it by a foreign key, which creating a partition
+ * locks (its copy of each key): taken after the parent, a writer holding one of them and then reading the parent
+ * would close a cycle with it (Postgres breaks a deadlock by failing either side, the writer's request as likely as
+ * this). So those are asked for without waiting; when one is busy, the whole transaction lets go and tries again.
+ */
+async function underPartitionLock(
+  sql: Sql,
+  table: string,
+  fn: (tx: Queryable) => Promise<void>,
+  opts: { linked?: boolean } = {},
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let linkedBusy = false;
+    try {
+      await sql.begin(async (tx) => {
+        await tx`set local timezone = 'UTC'`;
+        // Replicas maintaining the same table at once queue here, however long the first takes, then each finds the
+        // other's work done. Only the table locks after it are bounded: those queue ahead of the relay's writes.
+        await tx`select pg_advisory_xact_lock(hashtext(${'partitions:' + table}))`;
+        await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
+        // Waited for holding no table yet, so that this wait is no part of a cycle.
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        const linked = opts.linked ? await linkedTables(tx, table) : [];
+        if (linked.length > 0) {
+          linkedBusy = true;
+          await tx.unsafe(`lock table ${linked.join(', ')} in share row exclusive mode nowait`);
+          linkedBusy = false;
+        }
+        await fn(tx);
+      });
+      return;
+    } catch (err) {
+      const busy = linkedBusy && (err as { code?: string }).code === PG_LOCK_NOT_AVAILABLE;
+      if (!busy || attempt >= LINKED_LOCK_TRIES) throw err;
+      await sleep(LINKED_LOCK_PAUSE_MS * (0.5 + Math.random()));
+    }
+  }
+}
+
+/** The tables `table`'s foreign keys reference and those whose keys reference it, as quoted names. */
+async function linkedTables(tx: Queryable, table: string): Promise<string[]> {
+  const rows = await tx<{ name: string }[]>`
+    select distinct linked::regclass::text as name from (
+      select confrelid as linked from pg_constraint where contype = 'f' and conrelid = to_regclass(${table})
+      union select conrelid from pg_constraint where contype = 'f' and confrelid = to_regclass(${table})
+    ) keys
+    where linked <> to_regclass(${table})
+    order by 1`;
+  return rows.map((r) => r.name);
 }
 
 /**
@@ -112,21 +159,26 @@ export async function ensurePartitions(sql: Sql, spec: PartitionedTable, now = n
   // Looked at without the lock first: most runs find nothing to do and need not lock anything.
   if (missing(await partitionsOf(sql, spec.table)).length === 0) return [];
   const created: string[] = [];
-  await underPartitionLock(sql, spec.table, async (tx) => {
-    for (const p of missing(await partitionsOf(tx, spec.table))) {
-      await tx.unsafe(
-        `create table if not exists ${p.name} partition of ${spec.table} ` +
-          `for values from ('${boundLiteral(spec, p.from)}') to ('${boundLiteral(spec, p.to)}')` +
-          (spec.storage ? ` with (${spec.storage})` : ''),
-      );
-      for (const index of spec.partitionIndexes ?? [])
+  await underPartitionLock(
+    sql,
+    spec.table,
+    async (tx) => {
+      for (const p of missing(await partitionsOf(tx, spec.table))) {
         await tx.unsafe(
-          `create index if not exists ${p.name}_${index.suffix} on ${p.name} (${index.columns})` +
-            (index.where ? ` where ${index.where}` : ''),
+          `create table if not exists ${p.name} partition of ${spec.table} ` +
+            `for values from ('${boundLiteral(spec, p.from)}') to ('${boundLiteral(spec, p.to)}')` +
+            (spec.storage ? ` with (${spec.storage})` : ''),
         );
-      created.push(p.name);
-    }
-  });
+        for (const index of spec.partitionIndexes ?? [])
+          await tx.unsafe(
+            `create index if not exists ${p.name}_${index.suffix} on ${p.name} (${index.columns})` +
+              (index.where ? ` where ${index.where}` : ''),
+          );
+        created.push(p.name);
+      }
+    },
+    { linked: true },
+  );
   return created;
 }
 

@@ -1,0 +1,85 @@
+import t from 'tap';
+import { isDatabaseUnavailable } from '@platform/shared/db';
+import { ensurePartitions, periodsFrom, type PartitionedTable } from '@platform/shared/partitions';
+import { createTestDatabase, sleep } from '../helpers/platform.ts';
+
+/**
+ * Creating a partition locks its parent and, for its copy of each foreign key, the table the key references. A
+ * writer of the referenced table that then reads the parent (the dispatcher inserts a delivery, then reads its
+ * attempts) must never meet the maintenance in a deadlock, which Postgres breaks by failing one side: the request's
+ * as likely as the maintenance's (shared/src/partitions.ts underPartitionLock).
+ */
+const db = await createTestDatabase(t, { migrated: false });
+await db.sql`create table parents (id text primary key)`;
+await db.sql`create table children (at timestamptz not null, parent_id text not null references parents (id))
+              partition by range (at)`;
+const spec: PartitionedTable = { table: 'children', period: 'day', keyType: 'timestamptz', ahead: 1 };
+
+/** Whether a session waits for a lock on `relation` (the maintenance, the only other session here). */
+const someoneWaitsOn = async (relation: string) =>
+  (
+    await db.sql<{ n: number }[]>`
+      select count(*)::int as n from pg_locks where not granted and relation = ${relation}::regclass`
+  )[0]!.n > 0;
+
+t.test(
+  'a writer holding the referenced table reads the parent while its partitions are made: both succeed',
+  async (t) => {
+    const writer = await db.sql.reserve();
+    t.teardown(() => writer.release());
+    await writer`begin`;
+    await writer`insert into parents (id) values ('p1')`;
+
+    const now = new Date();
+    const made = ensurePartitions(db.sql, spec, now).then(
+      (names) => ({ names }),
+      (err: unknown) => ({ err }),
+    );
+    // The old way waited here for the referenced table while holding the parent: the writer's read below then closed
+    // the cycle. Watched for as long as that took to show.
+    let waited = false;
+    for (let i = 0; i < 20 && !waited; i++) {
+      waited = await someoneWaitsOn('parents');
+      await sleep(25);
+    }
+    t.notOk(waited, 'the maintenance never waits for the referenced table while it holds the parent');
+
+    await t.resolves(writer`select count(*) from children`, "the writer's read of the parent");
+    await writer`insert into parents (id) values ('p2')`;
+    await writer`commit`;
+    t.same(
+      await made,
+      { names: periodsFrom(spec, now, 2).map((p) => p.name) },
+      'the partitions are made once the writer lets go',
+    );
+    await db.sql`insert into children (at, parent_id) values (${now}, 'p1')`;
+    t.pass('a row goes into the new partition, its key checked');
+  },
+);
+
+t.test(
+  'a deadlock that does happen is answered as unavailable (rolled back; a retry succeeds), not internal',
+  async (t) => {
+    await db.sql`create table pair (id int primary key)`;
+    await db.sql`insert into pair values (1), (2)`;
+    const [a, b] = [await db.sql.reserve(), await db.sql.reserve()];
+    t.teardown(() => {
+      a.release();
+      b.release();
+    });
+    await a`begin`;
+    await b`begin`;
+    await a`update pair set id = id where id = 1`;
+    await b`update pair set id = id where id = 2`;
+    const outcomes = await Promise.allSettled([
+      a`update pair set id = id where id = 2`,
+      b`update pair set id = id where id = 1`,
+    ]);
+    await a`rollback`;
+    await b`rollback`;
+    const failed = outcomes.filter((o) => o.status === 'rejected').map((o) => o.reason as { code?: string });
+    t.equal(failed.length, 1, 'Postgres failed one side');
+    t.equal(failed[0]!.code, '40P01');
+    t.ok(isDatabaseUnavailable(failed[0]), 'UNAVAILABLE, with Retry-After at the edge');
+  },
+);
