@@ -48,6 +48,19 @@ const queryAjv = withInstants(
 export type Location = 'body' | 'query' | 'params';
 
 /**
+ * A schema with an `$id` can reach ajv twice: on its own, and as a copy inside a larger schema (TypeBox copies what
+ * it composes: the onboarding submission holds the payout details). ajv registers the `$id` with whichever comes
+ * first and refuses a second schema under it, so the one that comes second is the one registered, when it is the
+ * same schema. Two different schemas under one `$id` are still refused.
+ */
+function compileOnce(ajv: Ajv2020, schema: TSchema): ValidateFunction {
+  const id = typeof schema.$id === 'string' ? schema.$id : undefined;
+  const registered = id ? ajv.getSchema(id) : undefined;
+  if (registered && JSON.stringify(registered.schema) === JSON.stringify(schema)) return registered;
+  return ajv.compile(schema);
+}
+
+/**
  * How a surface words a refused input, as the idempotency middleware takes its refusals: the error envelope's
  * INVALID_INPUT with per-field details (envelopeRefusals), or the /v1 surface's Stripe errors.
  */
@@ -82,7 +95,7 @@ export function compileValidator<T>(
   return (value: unknown): T => {
     const nul = findNul(value, '');
     if (nul !== null) throw refusals.nul(nul, location);
-    validate ??= (location === 'body' ? bodyAjv : queryAjv).compile(schema);
+    validate ??= compileOnce(location === 'body' ? bodyAjv : queryAjv, schema);
     if (!validate(value)) throw refusals.invalid(validate.errors ?? [], location);
     return value as T;
   };
