@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { writeTestBatches } from './test-batches.ts';
 import { TapConfig } from '@tapjs/config';
 import { signature as builtPlugins } from '@tapjs/test';
 import { ensureDashboardBuilt } from '../services/dashboard/build.ts';
@@ -10,7 +11,8 @@ import { ensureInfra } from './infra.ts';
  * `npm test`: type-check, the lint gate (a full run only) and the tap suite against real Postgres and NATS (found or
  * started, see infra.ts). The checks run beside the suite, their output held until it has finished.
  * Each test file creates its own database (a copy of a template migrated once per run) and NATS prefix from
- * TEST_DATABASE_URL, TEST_TEMPLATE_DATABASE and NATS_URL.
+ * TEST_DATABASE_URL, TEST_TEMPLATE_DATABASE and NATS_URL. A full run gives a process to each batch of a folder's
+ * files (scripts/test-batches.ts), which runs them one after another; chosen files run a process each.
  * Extra arguments go to tap (`npm test -- test/gateway/auth.test.ts`). `--quick` (`npm run test:quick`) leaves out
  * the browser files, the chart's (helm) and the fault-injection ones, for a fast loop while working.
  */
@@ -82,14 +84,10 @@ const runs =
   files.length > 0
     ? [files]
     : [
-        [
-          // Three files at a time on two cores: a file spends much of its time waiting on Postgres, NATS and its
-          // services' timers, and each keeps a few Postgres connections (the server's default limit is 100).
-          '--jobs=3',
-          `--exclude=${RESILIENCE}`,
-          '--exclude=**/{dist,fixture,fixtures}/**',
-          ...(quick ? QUICK_EXCLUDES.map((glob) => `--exclude=${glob}`) : []),
-        ],
+        // Three processes at a time on two cores: a file spends much of its time waiting on Postgres, NATS and its
+        // services' timers, and each keeps a few Postgres connections (the server's default limit is 100). Each
+        // process runs a batch of one folder's files (test/helpers/batch.ts).
+        ['--jobs=3', ...writeTestBatches({ exclude: [RESILIENCE, ...(quick ? QUICK_EXCLUDES : [])] })],
         ...(quick ? [] : [['--jobs=2', RESILIENCE]]),
       ];
 // Pass tap's output through, remember its summary ("# { total: 12, pass: 11, fail: 1 }") and every failure with
@@ -102,7 +100,8 @@ let diagnostics: { lines: string[]; indent: string } | undefined;
 /** Each file's wall time, from tap's top-level result lines, for the slowest-files list at the end. */
 const fileTimes: [string, number][] = [];
 const readLine = (line: string) => {
-  const file = /^(?:not )?ok \d+ - (\S+) # time=([\d.]+)ms/.exec(line);
+  // A file alone is a top-level result; a file of a batch is one level down.
+  const file = /^(?: {4})?(?:not )?ok \d+ - (test\/\S+\.test\.ts) # time=([\d.]+)ms/.exec(line);
   if (file) fileTimes.push([file[1]!, Number(file[2])]);
   if (diagnostics && diagnostics.lines.length === 1 && line !== `${diagnostics.indent}---`) diagnostics = undefined;
   if (diagnostics) {
