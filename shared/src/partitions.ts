@@ -7,10 +7,11 @@ const MAINTAIN_EVERY_MS = 3_600_000;
 // Creating or dropping a partition locks its parent table for a moment; queued behind a long query, it would hold
 // every writer of the table behind it. Past this wait it gives up, and the next run tries again.
 const PARTITION_LOCK_TIMEOUT = '2s';
-// A creation that finds a table its foreign keys link busy lets go of everything and tries again this many times, a
-// short pause apart: each writer holds its lock for one transaction.
-const LINKED_LOCK_TRIES = 40;
-const LINKED_LOCK_PAUSE_MS = 50;
+// Holding the parent, a creation waits this long at most for the tables its foreign keys link (a quarter of the
+// server's deadlock_timeout when that is shorter), then lets go of everything and tries again after a pause.
+const LINKED_LOCK_WAIT_MS = 200;
+const LINKED_LOCK_TRIES = 10;
+const LINKED_LOCK_PAUSE_MS = 100;
 const PG_LOCK_NOT_AVAILABLE = '55P03';
 
 /**
@@ -96,40 +97,50 @@ export async function partitionsOf(
 }
 
 /**
- * Runs `fn` in a transaction that holds the table's partition lock and the table itself, in UTC, waiting for locks
- * only briefly. With `linked`, it also holds the tables linked to it by a foreign key, which creating a partition
- * locks (its copy of each key): taken after the parent, a writer holding one of them and then reading the parent
- * would close a cycle with it (Postgres breaks a deadlock by failing either side, the writer's request as likely as
- * this). So those are asked for without waiting; when one is busy, the whole transaction lets go and tries again.
+ * Does `act` on what `plan` finds to do, in a transaction that holds the table's partition lock and then, when there
+ * is something to do, the table itself, in UTC, waiting for locks only briefly. With `linked`, it also holds the
+ * tables linked to it by a foreign key, which creating a partition locks (its copy of each key). Taken after the
+ * parent, that wait could close a cycle with a writer holding a linked table and then reading the parent, which
+ * Postgres breaks by failing either side, the writer's request as likely as this. So it is kept shorter than the
+ * server's deadlock check comes: past it, the whole transaction lets go and tries again after a pause.
+ * Answers what `act` answers.
  */
-async function underPartitionLock(
+async function underPartitionLock<T>(
   sql: Sql,
   table: string,
-  fn: (tx: Queryable) => Promise<void>,
+  plan: (tx: Queryable) => Promise<T[]>,
+  act: (tx: Queryable, todo: T[]) => Promise<string[]>,
   opts: { linked?: boolean } = {},
-): Promise<void> {
+): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
-    let linkedBusy = false;
+    let waitingOnLinked = false;
     try {
-      await sql.begin(async (tx) => {
+      return await sql.begin(async (tx) => {
         await tx`set local timezone = 'UTC'`;
         // Replicas maintaining the same table at once queue here, however long the first takes, then each finds the
         // other's work done. Only the table locks after it are bounded: those queue ahead of the relay's writes.
         await tx`select pg_advisory_xact_lock(hashtext(${'partitions:' + table}))`;
+        // Looked at again under the lock: a replica that waited for it finds the other's work done.
+        const todo = await plan(tx);
+        if (todo.length === 0) return [];
         await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
         // Waited for holding no table yet, so that this wait is no part of a cycle.
         await tx.unsafe(`lock table ${table} in access exclusive mode`);
         const linked = opts.linked ? await linkedTables(tx, table) : [];
         if (linked.length > 0) {
-          linkedBusy = true;
-          await tx.unsafe(`lock table ${linked.join(', ')} in share row exclusive mode nowait`);
-          linkedBusy = false;
+          const [{ ms } = { ms: LINKED_LOCK_WAIT_MS }] = await tx<{ ms: number }[]>`
+            select least(${LINKED_LOCK_WAIT_MS},
+              extract(epoch from current_setting('deadlock_timeout')::interval) * 1000 / 4)::int as ms`;
+          await tx.unsafe(`set local lock_timeout = '${Math.max(1, ms)}ms'`);
+          waitingOnLinked = true;
+          await tx.unsafe(`lock table ${linked.join(', ')} in share row exclusive mode`);
+          waitingOnLinked = false;
+          await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
         }
-        await fn(tx);
+        return act(tx, todo);
       });
-      return;
     } catch (err) {
-      const busy = linkedBusy && (err as { code?: string }).code === PG_LOCK_NOT_AVAILABLE;
+      const busy = waitingOnLinked && (err as { code?: string }).code === PG_LOCK_NOT_AVAILABLE;
       if (!busy || attempt >= LINKED_LOCK_TRIES) throw err;
       await sleep(LINKED_LOCK_PAUSE_MS * (0.5 + Math.random()));
     }
@@ -158,12 +169,12 @@ export async function ensurePartitions(sql: Sql, spec: PartitionedTable, now = n
     wanted.filter((p) => !have.some((h) => h.from < p.to.getTime() && h.to > p.from.getTime()));
   // Looked at without the lock first: most runs find nothing to do and need not lock anything.
   if (missing(await partitionsOf(sql, spec.table)).length === 0) return [];
-  const created: string[] = [];
-  await underPartitionLock(
+  return underPartitionLock(
     sql,
     spec.table,
-    async (tx) => {
-      for (const p of missing(await partitionsOf(tx, spec.table))) {
+    async (tx) => missing(await partitionsOf(tx, spec.table)),
+    async (tx, todo) => {
+      for (const p of todo) {
         await tx.unsafe(
           `create table if not exists ${p.name} partition of ${spec.table} ` +
             `for values from ('${boundLiteral(spec, p.from)}') to ('${boundLiteral(spec, p.to)}')` +
@@ -174,12 +185,11 @@ export async function ensurePartitions(sql: Sql, spec: PartitionedTable, now = n
             `create index if not exists ${p.name}_${index.suffix} on ${p.name} (${index.columns})` +
               (index.where ? ` where ${index.where}` : ''),
           );
-        created.push(p.name);
       }
+      return todo.map((p) => p.name);
     },
     { linked: true },
   );
-  return created;
 }
 
 /**
@@ -198,16 +208,15 @@ export async function dropExpiredPartitions(
     select (extract(epoch from now() - make_interval(days => ${retentionDays})) * 1000)::float8 as cutoff`;
   const expiredIn = async (q: Queryable) => (await partitionsOf(q, spec.table)).filter((p) => p.to <= cutoff);
   if ((await expiredIn(sql)).length === 0) return [];
-  const dropped: string[] = [];
-  await underPartitionLock(sql, spec.table, async (tx) => {
-    // Listed again under the lock: a replica that waited for it finds the days the other dropped gone.
-    for (const p of await expiredIn(tx)) {
+  return underPartitionLock(sql, spec.table, expiredIn, async (tx, expired) => {
+    const dropped: string[] = [];
+    for (const p of expired) {
       if (stillNeeded && (await stillNeeded(tx, p.name))) continue;
       await tx.unsafe(`drop table if exists ${p.name}`);
       dropped.push(p.name);
     }
+    return dropped;
   });
-  return dropped;
 }
 
 /**
