@@ -4,14 +4,13 @@ import type { Logger } from './log.ts';
 import type { Worker } from './worker.ts';
 
 const MAINTAIN_EVERY_MS = 3_600_000;
-// Creating or dropping a partition locks its parent table for a moment; queued behind a long query, it would hold
-// every writer of the table behind it. Past this wait it gives up, and the next run tries again.
+// The statements that make or drop a partition, once every lock they need is held.
 const PARTITION_LOCK_TIMEOUT = '2s';
-// Holding the parent, a creation waits this long at most for the tables its foreign keys link (a quarter of the
-// server's deadlock_timeout when that is shorter), then lets go of everything and tries again after a pause.
-const LINKED_LOCK_WAIT_MS = 200;
-const LINKED_LOCK_TRIES = 10;
-const LINKED_LOCK_PAUSE_MS = 100;
+// A run waits this long at most for each lock it takes (a quarter of the server's deadlock_timeout when that is
+// shorter), then lets go of everything and tries again after a pause, a few times; then the next run does.
+const LOCK_WAIT_MS = 200;
+const LOCK_TRIES = 10;
+const LOCK_PAUSE_MS = 100;
 const PG_LOCK_NOT_AVAILABLE = '55P03';
 
 /**
@@ -98,12 +97,12 @@ export async function partitionsOf(
 
 /**
  * Does `act` on what `plan` finds to do, in a transaction that holds the table's partition lock and then, when there
- * is something to do, the table itself, in UTC, waiting for locks only briefly. With `linked`, it also holds the
- * tables linked to it by a foreign key, which creating a partition locks (its copy of each key). Taken after the
- * parent, that wait could close a cycle with a writer holding a linked table and then reading the parent, which
- * Postgres breaks by failing either side, the writer's request as likely as this. So it is kept shorter than the
- * server's deadlock check comes: past it, the whole transaction lets go and tries again after a pause.
- * Answers what `act` answers.
+ * is something to do, the table itself, in UTC. With `linked`, it also holds the tables linked to it by a foreign
+ * key, which creating a partition locks (its copy of each key), after the parent. A writer holding a linked table and
+ * then reading the parent could close a cycle with that, which Postgres breaks by failing either side, the writer's
+ * request as likely as this; and a writer that queued for the parent behind this run while it waited would be in it
+ * too. So both waits together stay shorter than the server's deadlock check takes to come: past either, the whole
+ * transaction lets go (anyone queued behind it moves on) and tries again after a pause. Answers what `act` answers.
  */
 async function underPartitionLock<T>(
   sql: Sql,
@@ -113,7 +112,7 @@ async function underPartitionLock<T>(
   opts: { linked?: boolean } = {},
 ): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
-    let waitingOnLinked = false;
+    let waitingOnLocks = false;
     try {
       return await sql.begin(async (tx) => {
         await tx`set local timezone = 'UTC'`;
@@ -123,26 +122,23 @@ async function underPartitionLock<T>(
         // Looked at again under the lock: a replica that waited for it finds the other's work done.
         const todo = await plan(tx);
         if (todo.length === 0) return [];
-        await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
-        // Waited for holding no table yet, so that this wait is no part of a cycle.
-        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        // Everything asked before the first table lock, so that holding the parent is only as long as the waits.
         const linked = opts.linked ? await linkedTables(tx, table) : [];
-        if (linked.length > 0) {
-          const [{ ms } = { ms: LINKED_LOCK_WAIT_MS }] = await tx<{ ms: number }[]>`
-            select least(${LINKED_LOCK_WAIT_MS},
-              extract(epoch from current_setting('deadlock_timeout')::interval) * 1000 / 4)::int as ms`;
-          await tx.unsafe(`set local lock_timeout = '${Math.max(1, ms)}ms'`);
-          waitingOnLinked = true;
-          await tx.unsafe(`lock table ${linked.join(', ')} in share row exclusive mode`);
-          waitingOnLinked = false;
-          await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
-        }
+        const [{ ms } = { ms: LOCK_WAIT_MS }] = await tx<{ ms: number }[]>`
+          select least(${LOCK_WAIT_MS},
+            extract(epoch from current_setting('deadlock_timeout')::interval) * 1000 / 4)::int as ms`;
+        await tx.unsafe(`set local lock_timeout = '${Math.max(1, ms)}ms'`);
+        waitingOnLocks = true;
+        await tx.unsafe(`lock table ${table} in access exclusive mode`);
+        if (linked.length > 0) await tx.unsafe(`lock table ${linked.join(', ')} in share row exclusive mode`);
+        waitingOnLocks = false;
+        await tx.unsafe(`set local lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
         return act(tx, todo);
       });
     } catch (err) {
-      const busy = waitingOnLinked && (err as { code?: string }).code === PG_LOCK_NOT_AVAILABLE;
-      if (!busy || attempt >= LINKED_LOCK_TRIES) throw err;
-      await sleep(LINKED_LOCK_PAUSE_MS * (0.5 + Math.random()));
+      const busy = waitingOnLocks && (err as { code?: string }).code === PG_LOCK_NOT_AVAILABLE;
+      if (!busy || attempt >= LOCK_TRIES) throw err;
+      await sleep(LOCK_PAUSE_MS * (0.5 + Math.random()));
     }
   }
 }

@@ -47,6 +47,40 @@ t.test(
 );
 
 t.test(
+  'a writer that queued for the parent behind the waiting maintenance, holding the referenced table: both succeed',
+  async (t) => {
+    // A long read holds the parent, so the maintenance has to wait for it; the writer queues behind that wait.
+    const reader = await db.sql.reserve();
+    const writer = await db.sql.reserve();
+    t.teardown(() => {
+      reader.release();
+      writer.release();
+    });
+    await reader`begin`;
+    await reader`select count(*) from children`;
+    const later = new Date(Date.now() + 10 * 86_400_000);
+    const made = ensurePartitions(db.sql, spec, later).then(
+      (names) => ({ names }),
+      (err: unknown) => ({ err }),
+    );
+    await sleep(100);
+    await writer`begin`;
+    await writer`insert into parents (id) values ('p3')`;
+    const read = writer`select count(*) from children`.then(
+      () => 'read',
+      (err: { code?: string }) => err.code,
+    );
+    // The old way waited up to 2 s for the parent: the long read ending just before the writer's deadlock check (1 s
+    // into its wait), it held the parent and waited for the referenced table, and that check found the cycle.
+    await sleep(900);
+    await reader`commit`;
+    t.equal(await read, 'read', "the writer's read of the parent");
+    await writer`commit`;
+    t.same(await made, { names: periodsFrom(spec, later, 2).map((p) => p.name) }, 'the partitions are made after');
+  },
+);
+
+t.test(
   'a deadlock that does happen is answered as unavailable (rolled back; a retry succeeds), not internal',
   async (t) => {
     await db.sql`create table pair (id int primary key)`;
