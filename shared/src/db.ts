@@ -149,7 +149,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // Not done in time, and rolled back: statement_timeout, or the caller's deadline (assert_before_deadline) ...
     code === '57014' || // query_canceled
     code === '55P03' || // ... or lock_timeout (lock_not_available)
-    code === '40P01' || // deadlock_detected: this side was chosen to roll back
-    code === '40001' // serialization_failure
+    isRolledBackForAnother(err)
   );
+}
+
+/** Postgres rolled the transaction back to let a concurrent one through: a deadlock or a serialization failure. */
+export function isRolledBackForAnother(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === '40P01' || code === '40001';
 }

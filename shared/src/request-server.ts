@@ -2,7 +2,7 @@ import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transp
 import { headers } from '@nats-io/nats-core';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { RPC_CONTENT_TYPE_HEADER, RPC_OUTCOME_HEADER, type RpcError, type RpcOutcome } from './catalogue.ts';
-import { isDatabaseUnavailable, type Sql } from './db.ts';
+import { isDatabaseUnavailable, isRolledBackForAnother, type Sql } from './db.ts';
 import { withCommitHook, withDeadline } from './deadline.ts';
 import { ApiError } from './errors.ts';
 import { keepReply, markCommitted, type IdempotencyClaim } from './idempotent-reply.ts';
@@ -75,6 +75,10 @@ export const envelopeErrors: ErrorFormat = {
     let error: RpcError;
     if (err instanceof ApiError) {
       error = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+    } else if (isRolledBackForAnother(err)) {
+      // Answered as an outage (the caller's retry gets past it), but logged as the lock-order bug it usually is.
+      log.error('operation failed: rolled back for a concurrent transaction', { err: err as Error });
+      error = envelopeUnavailable;
     } else if (isDatabaseUnavailable(err)) {
       log.warn('operation failed: database unavailable', { err });
       error = envelopeUnavailable;

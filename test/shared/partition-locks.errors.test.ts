@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isDatabaseUnavailable } from '@platform/shared/db';
+import { isDatabaseUnavailable, isRolledBackForAnother } from '@platform/shared/db';
 import { ensurePartitions, periodsFrom, type PartitionedTable } from '@platform/shared/partitions';
 import { createTestDatabase, sleep } from '../helpers/platform.ts';
 
@@ -104,5 +104,6 @@ t.test(
     t.equal(failed.length, 1, 'Postgres failed one side');
     t.equal(failed[0]!.code, '40P01');
     t.ok(isDatabaseUnavailable(failed[0]), 'UNAVAILABLE, with Retry-After at the edge');
+  t.ok(isRolledBackForAnother(failed[0]), 'and logged as an error, the lock-order bug it usually is');
   },
 );
