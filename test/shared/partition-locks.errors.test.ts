@@ -104,6 +104,6 @@ t.test(
     t.equal(failed.length, 1, 'Postgres failed one side');
     t.equal(failed[0]!.code, '40P01');
     t.ok(isDatabaseUnavailable(failed[0]), 'UNAVAILABLE, with Retry-After at the edge');
-  t.ok(isRolledBackForAnother(failed[0]), 'and logged as an error, the lock-order bug it usually is');
+    t.ok(isRolledBackForAnother(failed[0]), 'and logged as an error, the lock-order bug it usually is');
   },
 );
