@@ -2,7 +2,13 @@ import t from 'tap';
 import { createAffiliate } from '../events/setup.ts';
 import { dashboardMerchant, sessionRequest, signInHttp } from '../helpers/dashboard.ts';
 import { startPlatform } from '../helpers/platform.ts';
-import { onboardingLinksPath, payoutHistoryPath, putPayoutDetails, submitOnboardingPage } from './setup.ts';
+import {
+  onboardingLinksPath,
+  payoutHistoryPath,
+  payoutVaultRows,
+  putPayoutDetails,
+  submitOnboardingPage,
+} from './setup.ts';
 
 // Every change of payout details is audited, masked, with its source and who made it: by a key through the API, by
 // a dashboard user, by the affiliate through an onboarding link. The dashboard reads the history with its session.
@@ -70,15 +76,9 @@ t.test('replaced payout details leave the vault row superseded, the one in use n
   const affiliate = await createAffiliate(m.client, 'superseded@example.com');
   await putPayoutDetails(m.client, affiliate.id, { method: 'paypal', paypal_email: 'one@example.com' });
   await putPayoutDetails(m.client, affiliate.id, { method: 'paypal', paypal_email: 'two@example.com' });
-  const rows = await platform.sql<{ in_use: boolean; superseded: boolean }[]>`
-    select v.id = a.payout_details_vault_id as in_use, v.superseded_at is not null as superseded
-    from vault_secrets v join affiliates a on a.id = v.affiliate_id
-    where v.affiliate_id = ${affiliate.id} order by v.created_at`;
-  t.strictSame(
-    [...rows],
-    [
-      { in_use: false, superseded: true },
-      { in_use: true, superseded: false },
-    ],
-  );
+  const rows = await payoutVaultRows(platform.sql, m.id, affiliate.id);
+  t.strictSame(rows, [
+    { in_use: false, superseded: true },
+    { in_use: true, superseded: false },
+  ]);
 });

@@ -1,5 +1,6 @@
 import { rawRequest } from '../events/setup.ts';
 import type { ApiClient, ApiResponse } from '../helpers/client.ts';
+import type { Sql } from '@platform/shared/db';
 
 /** A W-9 of an individual with this TIN (an SSN unless told). */
 export const w9 = (tin: string, extra: Record<string, unknown> = {}) => ({
@@ -63,3 +64,12 @@ export const submitOnboardingPage = (baseUrl: string, linkUrl: string, ssn: stri
 /** The onboarding page of a link's URL, opened. */
 export const openOnboardingPage = (baseUrl: string, linkUrl: string) =>
   rawRequest(baseUrl, 'GET', new URL(linkUrl).pathname);
+
+/** An affiliate's payout-details vault rows, oldest first: whether each is the one in use, and superseded. */
+export const payoutVaultRows = async (sql: Sql, merchantId: string, affiliateId: string) => [
+  ...(await sql<{ in_use: boolean; superseded: boolean }[]>`
+    select v.id = a.payout_details_vault_id as in_use, v.superseded_at is not null as superseded
+    from vault_secrets v join affiliates a on a.id = v.affiliate_id
+    where v.merchant_id = ${merchantId} and v.affiliate_id = ${affiliateId} and v.kind = 'payout_details'
+    order by v.created_at`),
+];
