@@ -36,20 +36,24 @@ export function writeTestBatches(opts: { exclude: string[] }): string[] {
   const dir = BATCHES_DIR;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const runner = pathToFileURL(join(ROOT, 'test/helpers/batch.ts')).href;
   const entries: string[] = [];
   for (const [folder, inFolder] of byFolder) {
     for (let i = 0; i < inFolder.length; i += BATCH_SIZE) {
       const entry = join(dir, `${folder.replaceAll('/', '-')}-${i / BATCH_SIZE + 1}.mjs`);
       const paths = inFolder.slice(i, i + BATCH_SIZE).map((file) => join(ROOT, file));
-      writeFileSync(
-        entry,
-        `// Written by scripts/test-batches.ts for one run of npm test.\n` +
-          `globalThis[Symbol.for('platform.test-batch')] = ${JSON.stringify({ root: ROOT, paths })};\n` +
-          `await import(${JSON.stringify(runner)});\n`,
-      );
+      writeFileSync(entry, batchEntry(ROOT, paths));
       entries.push(entry);
     }
   }
   return [...entries, ...alone];
+}
+
+/** The source of a batch's entry: it names the batch's files (absolute paths) and runs them (test/helpers/batch.ts). */
+export function batchEntry(root: string, paths: string[]): string {
+  const runner = pathToFileURL(join(ROOT, 'test/helpers/batch.ts')).href;
+  return (
+    `// Written by scripts/test-batches.ts for one run of npm test.\n` +
+    `globalThis[Symbol.for('platform.test-batch')] = ${JSON.stringify({ root, paths })};\n` +
+    `await import(${JSON.stringify(runner)});\n`
+  );
 }

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { batchEntry } from '../../scripts/test-batches.ts';
+import { ROOT } from '../helpers/platform.ts';
+
+/**
+ * A batch runs its files one after another in one process (test/helpers/batch.ts), each as if alone: its `t` its
+ * own, its teardowns done before the next file starts, a file that fails not stopping the next; a helper that
+ * imports tap gets the root. Three small files of a batch are run here as npm test runs one, and tell what they saw.
+ */
+// Under the tree, so that `tap` resolves from its node_modules; .scratch/ is not tracked.
+const dir = join(ROOT, '.scratch', `batch-${process.pid}`);
+mkdirSync(dir, { recursive: true });
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const seen = join(dir, 'seen.log');
+const note = (line: string) => `appendFileSync(${JSON.stringify(seen)}, ${JSON.stringify(line)} + '\\n');`;
+writeFileSync(join(dir, 'helper.mjs'), `import t from 'tap';\nexport const root = t;\n`);
+const file = (name: string, body: string) => {
+  const path = join(dir, `${name}.test.mjs`);
+  writeFileSync(
+    path,
+    `import { appendFileSync } from 'node:fs';\nimport t from 'tap';\nimport { root } from './helper.mjs';\n` +
+      `${note(`${name} start`)}\n` +
+      `appendFileSync(${JSON.stringify(seen)}, '${name} own t: ' + (t !== root) + ', named ' + t.name + '\\n');\n` +
+      `t.teardown(() => { ${note(`${name} teardown`)} });\n${body}\n`,
+  );
+  return path;
+};
+const paths = [
+  file('first', `t.test('passes', async (t) => t.pass());`),
+  file('second', `t.test('fails', async (t) => t.fail('on purpose'));`),
+  file('third', `t.test('passes', async (t) => t.pass());`),
+];
+const entry = join(dir, 'entry.mjs');
+writeFileSync(entry, batchEntry(dir, paths));
+
+t.test(
+  'files run one after another, each with its own t and teardowns; a failure does not stop the next',
+  async (t) => {
+    const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    t.strictSame(readFileSync(seen, 'utf8').trim().split('\n'), [
+      'first start',
+      'first own t: true, named first.test.mjs',
+      'first teardown',
+      'second start',
+      'second own t: true, named second.test.mjs',
+      'second teardown',
+      'third start',
+      'third own t: true, named third.test.mjs',
+      'third teardown',
+    ]);
+    t.match(run.out, /^ok 1 - first\.test\.mjs/m);
+    t.match(run.out, /^not ok 2 - second\.test\.mjs/m);
+    t.match(run.out, /^ok 3 - third\.test\.mjs/m);
+    t.not(run.code, 0, 'the batch fails with its failed file');
+  },
+);
