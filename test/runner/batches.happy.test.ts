@@ -36,15 +36,21 @@ const paths = [
 const entry = join(dir, 'entry.mjs');
 writeFileSync(entry, batchEntry(dir, paths));
 
+/** Runs a batch's entry as npm test does (a process of its own) and answers how it ended and what it printed. */
+const runBatch = (entryPath: string) =>
+  new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = spawn(process.execPath, [entryPath], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+
 t.test(
   'files run one after another, each with its own t and teardowns; a failure does not stop the next',
   async (t) => {
-    const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [entry], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.on('close', (code) => resolve({ code, out }));
-    });
+    const run = await runBatch(entry);
     t.strictSame(readFileSync(seen, 'utf8').trim().split('\n'), [
       'first start',
       'first own t: true, named first.test.mjs',
@@ -62,3 +68,20 @@ t.test(
     t.not(run.code, 0, 'the batch fails with its failed file');
   },
 );
+
+t.test('a file that leaves a server listening does not keep its batch alive: the batch ends, failed', async (t) => {
+  // What a file whose start fails half-way leaves: a handle nothing will close, which alone its timeout would end.
+  const leaky = file(
+    'leaky',
+    `import { createServer } from 'node:net';\ncreateServer().listen(0, '127.0.0.1');\nt.pass('started');`,
+  );
+  const leakyEntry = join(dir, 'leaky-entry.mjs');
+  writeFileSync(leakyEntry, batchEntry(dir, [leaky, paths[0]!]));
+  const started = Date.now();
+  const run = await runBatch(leakyEntry);
+  t.ok(Date.now() - started < 20_000, 'the process ended soon after its last file');
+  t.match(run.out, /^ok 1 - leaky\.test\.mjs/m);
+  t.match(run.out, /^ok 2 - first\.test\.mjs/m);
+  t.match(run.err, /still open after its last file: .*TCPServerWrap/);
+  t.not(run.code, 0, 'what was left open fails the batch');
+});
