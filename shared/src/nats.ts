@@ -92,10 +92,18 @@ async function ensureStream(jsm: JetStreamManager, cfg: ReturnType<typeof stream
 const SETTLE_BOUND_MS = 30_000;
 /**
  * What a JetStream cluster answers while it is forming or electing a leader: nothing in time, no responder on the API
- * subject, "JetStream system temporarily unavailable", or a stream or consumer that is not current.
+ * subject, "JetStream system temporarily unavailable", or a stream or consumer that is not current. And what a
+ * server answers a stream it cannot make the store folder of: it removes an account's folder when the account's
+ * last stream is deleted, and a stream created at that moment gets "could not create storage directory" (or "error
+ * creating store for stream", where what is in the way is not gone yet).
  */
-const settling = (err: unknown) =>
-  /^timeout$|no responders|temporarily unavailable|not current|no leader|leader not/i.test((err as Error).message);
+const settling = (err: unknown) => {
+  const { message } = err as Error;
+  return (
+    /^timeout$|no responders|temporarily unavailable|not current|no leader|leader not/i.test(message) ||
+    /could not create storage dir|error creating store for stream/i.test(message)
+  );
+};
 
 /** Runs a JetStream step of a start, again while the cluster is settling (a start then fails for nothing passing). */
 async function whileJetStreamSettles<T>(step: () => Promise<T>): Promise<T> {

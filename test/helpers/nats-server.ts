@@ -75,6 +75,8 @@ export async function startNatsServer(t: TestLike, opts: { config?: string } = {
   });
   return {
     url: `nats://127.0.0.1:${port}`,
+    /** The server's store (-sd): JetStream keeps its files under `jetstream/`. */
+    storeDir,
     kill,
     /** Starts the server again on its port; `emptyStore` first deletes everything JetStream had stored. */
     async restart(opts: { emptyStore?: boolean } = {}) {

@@ -116,7 +116,11 @@ async function createDatabase(admin: postgres.Sql, name: string, migrated: boole
 export async function createTestNats(t: TestLike, natsUrl = NATS_URL): Promise<{ prefix: string; nc: NatsConnection }> {
   const prefix = `t${randomName()}`;
   const nc = await connectNats(natsUrl, 'test');
-  await ensureStreams(nc, prefix);
+  // A failed start closes what it opened: nothing else would, and an open connection keeps the process alive.
+  await ensureStreams(nc, prefix).catch(async (err: unknown) => {
+    await nc.close();
+    throw err;
+  });
   t.teardown(
     bestEffort(`deleting the streams of ${prefix}`, async () => {
       try {
