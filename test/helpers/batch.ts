@@ -17,8 +17,6 @@ const BATCH = Symbol.for('platform.test-batch');
 const SCHEME = 'platform-test-file:';
 // What a file alone gets from tap (the `timeout` setting, passed to each process) unless it sets its own.
 const FILE_TIMEOUT_MS = Number(process.env['TAP_TIMEOUT'] ?? '30') * 1000;
-// How long the process may outlive its last file before the batch ends it.
-const LINGER_MS = 2000;
 const files = new Map<string, Test>();
 
 registerHooks({
@@ -51,12 +49,12 @@ for (const path of batch.paths) {
     await import(url);
   });
 }
-// Alone, a file that leaves something open (a connection its failed start never closed) is ended by its timeout; in a
-// batch the process would outlive it by the batch's. So once every file has ended, the process ends too: the
-// results are complete, and what was still open is reported and fails the batch.
+// Alone, a file whose process outlives it (a connection its failed start never closed) is ended by its timeout; in a
+// batch the bound would be the batch's. So once every file has ended, the process has a file's timeout to end too;
+// if it has not, what is still open is reported and fails the batch.
 t.end();
 setTimeout(() => {
   process.stderr.write(`batch: still open after its last file: ${process.getActiveResourcesInfo().join(', ')}\n`);
   process.exitCode ||= 1;
   process.exit();
-}, LINGER_MS).unref();
+}, FILE_TIMEOUT_MS).unref();
