@@ -1,4 +1,4 @@
-import { globSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, matchesGlob } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -16,6 +16,25 @@ const ALONE = [
 const NEVER = ['**/{dist,fixture,fixtures}/**'];
 // Out of the tree the lint and the type check read, and plain JavaScript: Node strips no types under node_modules.
 const BATCHES_DIR = join(ROOT, 'node_modules/.cache/test-batches');
+/** Each file's time in the last run that ran it (recordTestTimes), for the order of the next. */
+const TIMES_FILE = join(ROOT, 'node_modules/.cache/test-times.json');
+/** What a file never timed here is taken to need: a browser file drives Chromium through pages, most others not. */
+const GUESS_MS = { browser: 15_000, other: 4_000 };
+
+const readTimes = (): Record<string, number> => {
+  try {
+    return JSON.parse(readFileSync(TIMES_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+};
+
+/** Keeps the files' times of a run (path from the repository's root, ms) for the order of the next run. */
+export function recordTestTimes(times: [string, number][]): void {
+  if (times.length === 0) return;
+  mkdirSync(dirname(TIMES_FILE), { recursive: true });
+  writeFileSync(TIMES_FILE, JSON.stringify({ ...readTimes(), ...Object.fromEntries(times) }));
+}
 
 /**
  * Writes this run's batch entry files and answers what tap is to run: their paths, and the files that run alone.
@@ -32,19 +51,34 @@ export function writeTestBatches(opts: { exclude: string[] }): string[] {
     if (alone.includes(file)) continue;
     byFolder.set(dirname(file), [...(byFolder.get(dirname(file)) ?? []), file]);
   }
+  const times = readTimes();
+  const expected = (file: string) => times[file] ?? (/\.browser\./.test(file) ? GUESS_MS.browser : GUESS_MS.other);
+  const batches: { name: string; files: string[]; ms: number }[] = [];
+  for (const [folder, inFolder] of byFolder) {
+    for (let i = 0; i < inFolder.length; i += BATCH_SIZE) {
+      const files = inFolder.slice(i, i + BATCH_SIZE);
+      const ms = files.reduce((sum, file) => sum + expected(file), 0);
+      batches.push({ name: `${folder.replaceAll('/', '-')}-${i / BATCH_SIZE + 1}`, files, ms });
+    }
+  }
+  // Longest first (tap starts its files in the order of their names, so the name begins with the rank): a long
+  // batch started last would leave the other processes idle while it finishes.
+  batches.sort((a, b) => b.ms - a.ms);
   // One run's at a time: a run replaces the last one's.
   const dir = BATCHES_DIR;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const entries: string[] = [];
-  for (const [folder, inFolder] of byFolder) {
-    for (let i = 0; i < inFolder.length; i += BATCH_SIZE) {
-      const entry = join(dir, `${folder.replaceAll('/', '-')}-${i / BATCH_SIZE + 1}.mjs`);
-      const paths = inFolder.slice(i, i + BATCH_SIZE).map((file) => join(ROOT, file));
-      writeFileSync(entry, batchEntry(ROOT, paths));
-      entries.push(entry);
-    }
-  }
+  const entries = batches.map(({ name, files }, rank) => {
+    const entry = join(dir, `${String(rank + 1).padStart(3, '0')}-${name}.mjs`);
+    writeFileSync(
+      entry,
+      batchEntry(
+        ROOT,
+        files.map((file) => join(ROOT, file)),
+      ),
+    );
+    return entry;
+  });
   return [...entries, ...alone];
 }
 
