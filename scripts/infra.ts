@@ -3,10 +3,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { startTestPostgres } from './test-postgres.ts';
 
 /**
- * Finds the Postgres and NATS that `npm start` and `npm test` use: the environment's, else the local defaults,
- * else an embedded Postgres under .data/ and a `nats-server -js` child. Nothing else needs setting up.
+ * Finds the Postgres and NATS that `npm start` and `npm test` use: the environment's, else (for the tests) a
+ * Postgres cluster of the run's own (scripts/test-postgres.ts), else the local defaults, else an embedded Postgres
+ * under .data/ and a `nats-server -js` child. Nothing else needs setting up.
  */
 
 export const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -29,8 +31,20 @@ export async function ensureInfra(opts: {
   const describe: string[] = [];
 
   let adminUrl = process.env['DATABASE_URL'];
+  let ownCluster: ReturnType<typeof startTestPostgres> = null;
+  if (!adminUrl && opts.purpose === 'test') {
+    try {
+      ownCluster = startTestPostgres(await freePort());
+    } catch (err) {
+      opts.log(`the suite's own Postgres did not start, so it uses the server it finds: ${(err as Error).message}`);
+    }
+  }
   if (adminUrl) {
     describe.push(`Postgres from DATABASE_URL`);
+  } else if (ownCluster) {
+    adminUrl = ownCluster.url;
+    stops.push(ownCluster.stop);
+    describe.push(`the suite's own Postgres on ${new URL(adminUrl).host} (in ${ownCluster.dir})`);
   } else if (await postgresAnswers(DEFAULT_POSTGRES)) {
     adminUrl = DEFAULT_POSTGRES;
     describe.push(`Postgres at 127.0.0.1:5432`);
