@@ -114,10 +114,11 @@ t.test('every page at 390 px: no sideways scroll, tables scroll in their card, a
       if (waited > 30_000) throw new Error(`${path}: still loading after 30 s`);
       await page.waitForTimeout(100);
     }
-    t.equal(await sideways(page), 0, `${path}: the document does not scroll sideways`, {
-      overflowing: await overflowingElements(page),
-    });
+    t.equal(await page.title(), `${title} · Dashboard`, `${path}: the tab's title`);
+    t.equal(await sideways(page), 0, `${path}: the document does not scroll sideways`);
+    t.same(await overflowingElements(page), [], `${path}: nothing wider than 390 px outside a box that scrolls`);
     t.same(await seriousViolations(page), [], `${path}: axe`);
+    t.equal(await page.getByRole('navigation', { name: 'Main' }).count(), 1, `${path}: one navigation landmark`);
   }
   t.same(
     consoleErrors.filter((e) => !e.startsWith('Failed to load resource')),

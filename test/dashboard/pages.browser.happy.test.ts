@@ -11,8 +11,9 @@ import {
 import { eventually } from '../helpers/platform.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 
-// Every page, at 1280 px and at 390 px: its title, axe with no serious or critical violation, no console error,
-// nothing wider than the screen. Then Settings changed in the browser and read back as the services read them.
+// Every page at 1280 px: its title, axe with no serious or critical violation, no console error, nothing wider than
+// the screen (at 390 px, with the rows and long values real data has: narrow-screen.browser.happy.test.ts). Then
+// Settings changed in the browser and read back as the services read them.
 const { platform } = await startDashboardPlatform(t, { services: ['events', 'commissions', 'dispatcher'] });
 const base = platform.baseUrl;
 
@@ -51,33 +52,31 @@ const PAGES: [string, string][] = [
   ['/settings', 'Settings'],
 ];
 
-for (const width of [1280, 390]) {
-  t.test(`every page at ${width} px: accessible, no console error, fits the screen`, async (t) => {
-    const { page, consoleErrors } = await openPage(t, width);
-    await signInBrowser(page, base, m.email);
-    for (const [path, title] of PAGES) {
-      await page.goto(`${base}/dashboard${path}`);
-      await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
-      // Wait for the page's data: no loading message left.
-      await eventually(
-        async () =>
-          (await page
-            .getByRole('status')
-            .filter({ hasText: /^Loading/ })
-            .count()) === 0
-            ? true
-            : undefined,
-        5000,
-        `${path} loaded`,
-      );
-      t.equal(await page.title(), `${title} · Dashboard`, `${path}: the tab's title`);
-      t.same(await seriousViolations(page), [], `${path}: axe`);
-      t.same(await overflowingElements(page), [], `${path}: nothing wider than ${width} px`);
-      t.equal(await page.getByRole('navigation', { name: 'Main' }).count(), 1, `${path}: one navigation landmark`);
-    }
-    t.same(consoleErrors, [], 'no console error on any page');
-  });
-}
+t.test('every page at 1280 px: accessible, no console error, fits the screen', async (t) => {
+  const { page, consoleErrors } = await openPage(t, 1280);
+  await signInBrowser(page, base, m.email);
+  for (const [path, title] of PAGES) {
+    await page.goto(`${base}/dashboard${path}`);
+    await page.getByRole('heading', { level: 1, name: title, exact: true }).waitFor();
+    // Wait for the page's data: no loading message left.
+    await eventually(
+      async () =>
+        (await page
+          .getByRole('status')
+          .filter({ hasText: /^Loading/ })
+          .count()) === 0
+          ? true
+          : undefined,
+      5000,
+      `${path} loaded`,
+    );
+    t.equal(await page.title(), `${title} · Dashboard`, `${path}: the tab's title`);
+    t.same(await seriousViolations(page), [], `${path}: axe`);
+    t.same(await overflowingElements(page), [], `${path}: nothing wider than 1280 px`);
+    t.equal(await page.getByRole('navigation', { name: 'Main' }).count(), 1, `${path}: one navigation landmark`);
+  }
+  t.same(consoleErrors, [], 'no console error on any page');
+});
 
 t.test('the overview charts the last 30 days and names the top affiliate', async (t) => {
   const { page } = await openPage(t);
