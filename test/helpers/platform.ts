@@ -25,6 +25,8 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ADMIN_URL =
   process.env['TEST_DATABASE_URL'] ?? process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+/** Where the test databases' server listens (npm test's own cluster, or the one it found), for a proxy in front. */
+export const DATABASE_SERVER = { host: new URL(ADMIN_URL).hostname, port: Number(new URL(ADMIN_URL).port || 5432) };
 
 /**
  * The scrypt cost (log2 N) of the suite's dashboard passwords, for the gateway (PASSWORD_HASH_COST) and the users the

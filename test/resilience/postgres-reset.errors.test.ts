@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connectDatabase, isDatabaseUnavailable } from '@platform/shared/db';
-import { createTestDatabase, sleep } from '../helpers/platform.ts';
+import { createTestDatabase, DATABASE_SERVER, sleep } from '../helpers/platform.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 // A connection reset by the network while queries keep arriving: every query settles, each with its answer or a
@@ -23,7 +23,7 @@ const SETTLE_GRACE_MS = 5000;
 const BACK_WITHIN_MS = 30_000;
 
 const { url } = await createTestDatabase(t);
-const proxy = await startTcpProxy(t, { host: '127.0.0.1', port: 5432 });
+const proxy = await startTcpProxy(t, DATABASE_SERVER);
 const proxied = Object.assign(new URL(url), { port: String(proxy.port) }).toString();
 
 /** A query's outcome so far: 'pending' until it settles, then 'answered' or 'failed' (a connection error). */

@@ -3,7 +3,7 @@ import { assertAnsweredAndRetry, assertProcessedOnce } from '../helpers/burst.ts
 import type { Asserts } from '../gateway/expect.ts';
 import type { ApiResponse } from '../helpers/client.ts';
 import { eventBody, startFullStack } from '../helpers/full-stack.ts';
-import { sleep } from '../helpers/platform.ts';
+import { DATABASE_SERVER, sleep } from '../helpers/platform.ts';
 import { startNatsServer } from '../helpers/nats-server.ts';
 import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
@@ -27,7 +27,7 @@ const RPC_TIMEOUT_MS = 2000;
 const SLACK_MS = 1500;
 
 const nats = await startNatsServer(t);
-const proxy = await startTcpProxy(t, { host: '127.0.0.1', port: 5432 });
+const proxy = await startTcpProxy(t, DATABASE_SERVER);
 const stack = await startFullStack(t, {
   merchant: { plan: 'scale', rateLimit: 60_000 },
   natsUrl: nats.url,
