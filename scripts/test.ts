@@ -85,21 +85,21 @@ log(infra.describe.join('; '));
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => void infra.stop().finally(() => process.exit(130)));
 const template = await ensureTemplateDatabase(infra.adminUrl);
-// A full run takes the fault-injection tests (test/resilience) last, by themselves: they cut Postgres and NATS
+// A full run takes the fault-injection tests (test/resilience) first, by themselves: they cut Postgres and NATS
 // (through proxies and servers of their own) and time the recovery, which a machine busy with the other files'
 // stacks stretches past their bounds. Three at a time, as the rest: they spend most of their time waiting for a
-// recovery, and kept the machine's cores less than three-quarters busy.
+// recovery and leave the cores half idle, which the checks (at the lowest priority) take meanwhile.
 const RESILIENCE = 'test/resilience/**';
 const QUICK_EXCLUDES = ['**/*.browser.*test.ts', 'test/deploy/{chart,tiltfile}*.test.ts'];
 const runs =
   files.length > 0
     ? [files]
     : [
-        // Three processes at a time on two cores: a file spends much of its time waiting on Postgres, NATS and its
-        // services' timers, and each keeps a few Postgres connections (the server's default limit is 100). Each
-        // process runs a batch of one folder's files (test/helpers/batch.ts).
-        ['--jobs=3', ...writeTestBatches({ exclude: [RESILIENCE, ...(quick ? QUICK_EXCLUDES : [])] })],
         ...(quick ? [] : [['--jobs=3', RESILIENCE]]),
+        // Three processes at a time on two cores: a file spends much of its time waiting on Postgres, NATS and its
+        // services' timers, and each keeps a few Postgres connections. Each process runs a batch of one folder's
+        // files (test/helpers/batch.ts).
+        ['--jobs=3', ...writeTestBatches({ exclude: [RESILIENCE, ...(quick ? QUICK_EXCLUDES : [])] })],
       ];
 // Pass tap's output through, remember its summary ("# { total: 12, pass: 11, fail: 1 }") and every failure with
 // the subtests it sits in and its diagnostics, so that the end of a long CI log says what failed.
