@@ -31,10 +31,10 @@ export async function ensureInfra(opts: {
   const describe: string[] = [];
 
   let adminUrl = process.env['DATABASE_URL'];
-  let ownCluster: ReturnType<typeof startTestPostgres> = null;
+  let ownCluster: Awaited<ReturnType<typeof startTestPostgres>> = null;
   if (!adminUrl && opts.purpose === 'test') {
     try {
-      ownCluster = startTestPostgres(await freePort());
+      ownCluster = await startTestPostgres(await freePort());
     } catch (err) {
       opts.log(`the suite's own Postgres did not start, so it uses the server it finds: ${(err as Error).message}`);
     }
@@ -58,24 +58,30 @@ export async function ensureInfra(opts: {
     describe.push(`embedded Postgres on port ${embedded.port} (data in .data/)`);
   }
 
+  // Last started, first stopped; once, however many times it is asked (the end of a run, a signal).
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const step of [...stops].reverse()) await step().catch(() => {});
+    })());
+
   let natsUrl = process.env['NATS_URL'] ?? DEFAULT_NATS;
-  if (await tcpAnswers(natsUrl)) {
-    describe.push(`NATS at ${natsUrl}`);
-  } else {
-    const child = await startNatsServer(join(ROOT, '.data', 'nats'), opts.log);
-    natsUrl = child.url;
-    stops.push(child.stop);
-    describe.push(`nats-server child on ${natsUrl}`);
+  try {
+    if (await tcpAnswers(natsUrl)) {
+      describe.push(`NATS at ${natsUrl}`);
+    } else {
+      const child = await startNatsServer(join(ROOT, '.data', 'nats'), opts.log);
+      natsUrl = child.url;
+      stops.push(child.stop);
+      describe.push(`nats-server child on ${natsUrl}`);
+    }
+  } catch (err) {
+    // What was started already (the suite's own Postgres) does not outlive a start that failed.
+    await stop();
+    throw err;
   }
 
-  return {
-    adminUrl,
-    natsUrl,
-    describe,
-    async stop() {
-      for (const stop of stops.reverse()) await stop().catch(() => {});
-    },
-  };
+  return { adminUrl, natsUrl, describe, stop };
 }
 
 /** The same server as `adminUrl`, another database; created when missing. */

@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 
 /**
  * The test suite's own Postgres: a cluster made for one `npm test` run from the machine's Postgres binaries (Debian's
@@ -28,6 +30,7 @@ const SETTINGS = {
 };
 /** tmpfs, when mounted here with this much room; else the operating system's temporary folder. */
 const IN_MEMORY = { dir: '/dev/shm', room: 2 * 1024 ** 3 };
+const FOLDER_PREFIX = 'platform-test-postgres-';
 /** Where Debian and Ubuntu put each major version's binaries. */
 const DEBIAN_BINARIES = '/usr/lib/postgresql';
 /** Postgres refuses to run as root: there it runs as this user (the one the Debian packages make). */
@@ -57,6 +60,24 @@ function parentFolder(): string {
   return tmpdir();
 }
 
+/** Whether the process whose id a folder's postmaster.pid names is alive. */
+function postmasterAlive(data: string): boolean {
+  try {
+    process.kill(Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes what runs killed before they could stop their cluster left in `parent`: folders whose server is gone. */
+function removeLeftovers(parent: string): void {
+  for (const name of readdirSync(parent).filter((n) => n.startsWith(FOLDER_PREFIX))) {
+    const dir = join(parent, name);
+    if (!postmasterAlive(join(dir, 'data'))) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The uid and gid of `user`; null when it does not exist. */
 function account(user: string): { uid: number; gid: number } | null {
   const id = (flag: string) => spawnSync('id', [flag, user], { encoding: 'utf8' });
@@ -70,7 +91,9 @@ function account(user: string): { uid: number; gid: number } | null {
  * null when this machine has no Postgres binaries to make one with (or, as root, no user to run them as), in which
  * case the suite uses the server it finds.
  */
-export function startTestPostgres(port: number): { url: string; dir: string; stop: () => Promise<void> } | null {
+export async function startTestPostgres(
+  port: number,
+): Promise<{ url: string; dir: string; stop: () => Promise<void> } | null> {
   const bin = binaries();
   if (!bin) return null;
   const asRoot = process.getuid?.() === 0;
@@ -86,31 +109,59 @@ export function startTestPostgres(port: number): { url: string; dir: string; sto
         cause: result.error,
       });
   };
-  const dir = mkdtempSync(join(parentFolder(), 'platform-test-postgres-'));
+  const parent = parentFolder();
+  removeLeftovers(parent);
+  const dir = mkdtempSync(join(parent, FOLDER_PREFIX));
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const data = join(dir, 'data');
+  // Any local user may reach 127.0.0.1: a password of the run's own keeps them out of a superuser's session (which
+  // runs programs as the server's user); the socket folder is that user's alone.
+  const password = randomBytes(18).toString('hex');
+  /** Stops the server at once (it keeps nothing) and removes its folder; a server already gone is no error. */
+  const removeCluster = () => {
+    try {
+      if (postmasterAlive(data)) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // It would not stop: it is killed, so that no server runs on a folder removed under it.
+      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, 'SIGKILL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
   try {
-    run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '--no-instructions']);
+    // Until the password is set below, no one can sign in over TCP: a user without one fails md5.
+    run('initdb', [
+      ...['-D', data, '-U', 'postgres', '--auth-local', 'trust', '--auth-host', 'md5'],
+      ...['--no-sync', '--no-instructions'],
+    ]);
     const options = Object.entries(SETTINGS)
       .map(([name, value]) => `-c ${name}=${value}`)
-      .concat([`-p ${port}`, `-k ${dir}`]);
+      .concat([`-p ${port}`, `-k '${dir}'`]);
     run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', options.join(' '), '-w', '-t', '60', 'start']);
+    // Stored as md5, so that a connection's sign-in costs a hash, not SCRAM's thousands (a run makes thousands).
+    const local = postgres({ path: join(dir, `.s.PGSQL.${port}`), user: 'postgres', database: 'postgres', max: 1 });
+    try {
+      await local.begin(async (tx) => {
+        await tx`set local password_encryption = 'md5'`;
+        await tx.unsafe(`alter user postgres password '${password}'`);
+      });
+    } finally {
+      await local.end({ timeout: 1 });
+    }
   } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
+    removeCluster();
     throw err;
   }
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     dir,
     // Once: a run stopped by a signal stops it then, and again at its end.
-    stop() {
-      if (!existsSync(dir)) return Promise.resolve();
-      try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-      return Promise.resolve();
-    },
+    // A failure rejects (the executor's throw), for the caller's catch, rather than throwing past it.
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (existsSync(dir)) removeCluster();
+        resolve();
+      }),
   };
 }

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { recordTestTimes, writeTestBatches } from './test-batches.ts';
 import { TapConfig } from '@tapjs/config';
@@ -34,16 +34,30 @@ const quick = process.argv.includes('--quick');
 const files = process.argv.slice(2).filter((arg) => arg !== '--quick');
 
 /**
+ * The processes the run started (the checks, tap), each the leader of a process group of its own (spawned
+ * `detached`): a signal that stops the run stops each group, down to the test files and their browsers.
+ */
+const children = new Set<ChildProcess>();
+const track = <Child extends ChildProcess>(child: Child): Child => {
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+};
+
+/**
  * A command run beside the suite: its output is kept and printed after tap's, so that the two do not interleave. It
  * runs at the lowest priority (nice 19): it takes the CPU the suite's files leave while they wait on timers, Postgres
  * and NATS, rather than slowing them down.
  */
 function background(name: string, args: string[]): Promise<{ name: string; code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn('nice', ['-n', '19', 'npx', ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0' },
-    });
+    const child = track(
+      spawn('nice', ['-n', '19', 'npx', ...args], {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FORCE_COLOR: '0' },
+      }),
+    );
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -79,11 +93,25 @@ const checks = [
 // The lint gate checks the whole tree, so a run of chosen files (`npm test -- <files>`) leaves it to `npm run lint`.
 if (files.length === 0) checks.push(background('lint', ['node', 'scripts/lint.ts']));
 
-const infra = await ensureInfra({ purpose: 'test', log });
+// Stopped (Ctrl-C, a CI's timeout), the run still stops what it started (its Postgres, a nats-server child), once it
+// has finished starting them.
+const starting = ensureInfra({ purpose: 'test', log });
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const)
+  process.on(signal, () => {
+    for (const child of children) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group has ended meanwhile.
+      }
+    }
+    void starting.then((started) => started.stop()).finally(() => process.exit(code));
+  });
+const infra = await starting;
 log(infra.describe.join('; '));
-// Stopped (Ctrl-C, a CI's timeout), the run still stops what it started: its Postgres, a nats-server child.
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void infra.stop().finally(() => process.exit(130)));
 const template = await ensureTemplateDatabase(infra.adminUrl);
 // A full run takes the fault-injection tests (test/resilience) first, by themselves: they cut Postgres and NATS
 // (through proxies and servers of their own) and time the recovery, which a machine busy with the other files'
@@ -141,20 +169,23 @@ let code = 0;
 async function runTap(args: string[]): Promise<{ code: number; pass: number; fail: number; skip: number }> {
   summary = '';
   pending = '';
-  const tap = spawn('npx', ['tap', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: {
-      ...process.env,
-      TEST_DATABASE_URL: infra.adminUrl,
-      TEST_TEMPLATE_DATABASE: template,
-      NATS_URL: infra.natsUrl,
-      APP_ENV: 'test',
-      // Every file is a Node process that loads the same modules: V8's compiled code (and Node's stripped
-      // TypeScript) is kept between them, which halves what a file spends before its first test.
-      NODE_COMPILE_CACHE: COMPILE_CACHE,
-      NODE_OPTIONS: [process.env['NODE_OPTIONS'], UNTRACKED_MODULES].filter(Boolean).join(' '),
-    },
-  });
+  const tap = track(
+    spawn('npx', ['tap', ...args], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        ...process.env,
+        TEST_DATABASE_URL: infra.adminUrl,
+        TEST_TEMPLATE_DATABASE: template,
+        NATS_URL: infra.natsUrl,
+        APP_ENV: 'test',
+        // Every file is a Node process that loads the same modules: V8's compiled code (and Node's stripped
+        // TypeScript) is kept between them, which halves what a file spends before its first test.
+        NODE_COMPILE_CACHE: COMPILE_CACHE,
+        NODE_OPTIONS: [process.env['NODE_OPTIONS'], UNTRACKED_MODULES].filter(Boolean).join(' '),
+      },
+    }),
+  );
   tap.stdout.on('data', (chunk: Buffer) => {
     process.stdout.write(chunk);
     const lines = (pending + chunk.toString()).split('\n');

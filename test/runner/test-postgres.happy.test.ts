@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import postgres from 'postgres';
 import t from 'tap';
 import { startTestPostgres } from '../../scripts/test-postgres.ts';
@@ -9,13 +10,20 @@ import { freePort } from '../helpers/nats-server.ts';
  * it need not but commits as a real server does, and leaves nothing behind when stopped.
  */
 t.test('the suite makes its own cluster, writes nothing it need not, and removes it', async (t) => {
-  const cluster = startTestPostgres(await freePort());
+  const cluster = await startTestPostgres(await freePort());
   if (!cluster) {
-    t.comment('no Postgres binaries on this machine: the suite uses the server it finds');
+    t.plan(0, 'no Postgres binaries on this machine: the suite uses the server it finds');
     return;
   }
   t.teardown(() => cluster.stop());
-  t.match(cluster.dir, /^\/dev\/shm\//, 'in memory');
+  t.ok(
+    [`/dev/shm/`, `${tmpdir()}/`].some((parent) => cluster.dir.startsWith(parent)),
+    'in memory, or where it fits',
+  );
+  const withoutPassword = Object.assign(new URL(cluster.url), { password: '' }).toString();
+  const refused = postgres(withoutPassword, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  await t.rejects(refused`select 1`, { code: '28P01' }, "no one signs in over TCP without the run's password");
+  await refused.end({ timeout: 1 });
   const sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
   t.teardown(() => sql.end({ timeout: 1 }));
   const settings = await sql<{ name: string; setting: string }[]>`
