@@ -101,7 +101,7 @@ const settling = (err: unknown) => {
   const { message } = err as Error;
   return (
     /^timeout$|no responders|temporarily unavailable|not current|no leader|leader not/i.test(message) ||
-    /could not create storage dir|error creating store for stream/i.test(message)
+    /could not create storage dir.*(no such file|not a directory)|error creating store for stream/i.test(message)
   );
 };
 
