@@ -60,13 +60,14 @@ function parentFolder(): string {
   return tmpdir();
 }
 
-/** Whether the process whose id a folder's postmaster.pid names is alive. */
-function postmasterAlive(data: string): boolean {
+/** The id of the server a data folder's postmaster.pid names, while it is alive; null otherwise. */
+function livePostmaster(data: string): number | null {
   try {
-    process.kill(Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]), 0);
-    return true;
+    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 0);
+    return pid;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -74,7 +75,7 @@ function postmasterAlive(data: string): boolean {
 function removeLeftovers(parent: string): void {
   for (const name of readdirSync(parent).filter((n) => n.startsWith(FOLDER_PREFIX))) {
     const dir = join(parent, name);
-    if (!postmasterAlive(join(dir, 'data'))) rmSync(dir, { recursive: true, force: true });
+    if (livePostmaster(join(dir, 'data')) === null) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -120,11 +121,11 @@ export async function startTestPostgres(
   /** Stops the server at once (it keeps nothing) and removes its folder; a server already gone is no error. */
   const removeCluster = () => {
     try {
-      if (postmasterAlive(data)) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      if (livePostmaster(data) !== null) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
     } catch {
       // It would not stop: it is killed, so that no server runs on a folder removed under it.
-      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      if (pid > 0) process.kill(pid, 'SIGKILL');
+      const pid = livePostmaster(data);
+      if (pid !== null) process.kill(pid, 'SIGKILL');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
