@@ -46,25 +46,12 @@ export function writeTestBatches(opts: { exclude: string[] }): string[] {
     .filter((file) => !matches(file, [...NEVER, ...opts.exclude]))
     .sort();
   const alone = files.filter((file) => matches(file, ALONE));
-  const byFolder = new Map<string, string[]>();
-  for (const file of files) {
-    if (alone.includes(file)) continue;
-    byFolder.set(dirname(file), [...(byFolder.get(dirname(file)) ?? []), file]);
-  }
-  const times = readTimes();
-  const expected = (file: string) => times[file] ?? (/\.browser\./.test(file) ? GUESS_MS.browser : GUESS_MS.other);
-  const batches: { name: string; files: string[]; ms: number }[] = [];
-  for (const [folder, inFolder] of byFolder) {
-    for (let i = 0; i < inFolder.length; i += BATCH_SIZE) {
-      const files = inFolder.slice(i, i + BATCH_SIZE);
-      const ms = files.reduce((sum, file) => sum + expected(file), 0);
-      batches.push({ name: `${folder.replaceAll('/', '-')}-${i / BATCH_SIZE + 1}`, files, ms });
-    }
-  }
-  // Longest first (tap starts its files in the order of their names, so the name begins with the rank): a long
-  // batch started last would leave the other processes idle while it finishes.
-  batches.sort((a, b) => b.ms - a.ms);
-  // One run's at a time: a run replaces the last one's.
+  const batches = planBatches(
+    files.filter((file) => !alone.includes(file)),
+    readTimes(),
+  );
+  // One run's at a time: a run replaces the last one's. tap starts files in the order of their names, so each entry's
+  // name begins with its rank.
   const dir = BATCHES_DIR;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -80,6 +67,26 @@ export function writeTestBatches(opts: { exclude: string[] }): string[] {
     return entry;
   });
   return [...entries, ...alone];
+}
+
+/**
+ * A run's batches, in the order to start them: each folder's files (sorted) in groups of BATCH_SIZE, the longest
+ * expected first. A file is expected to take its time in `times` (ms, from the last run that ran it), or a guess.
+ * Longest first: a long batch started last would leave the other processes idle while it finishes.
+ */
+export function planBatches(files: string[], times: Record<string, number>): { name: string; files: string[] }[] {
+  const byFolder = new Map<string, string[]>();
+  for (const file of [...files].sort()) byFolder.set(dirname(file), [...(byFolder.get(dirname(file)) ?? []), file]);
+  const expected = (file: string) => times[file] ?? (/\.browser\./.test(file) ? GUESS_MS.browser : GUESS_MS.other);
+  const batches: { name: string; files: string[]; ms: number }[] = [];
+  for (const [folder, inFolder] of byFolder) {
+    for (let i = 0; i < inFolder.length; i += BATCH_SIZE) {
+      const files = inFolder.slice(i, i + BATCH_SIZE);
+      const ms = files.reduce((sum, file) => sum + expected(file), 0);
+      batches.push({ name: `${folder.replaceAll('/', '-')}-${i / BATCH_SIZE + 1}`, files, ms });
+    }
+  }
+  return batches.sort((a, b) => b.ms - a.ms).map(({ name, files }) => ({ name, files }));
 }
 
 /** The source of a batch's entry: it names the batch's files (absolute paths) and runs them (test/helpers/batch.ts). */

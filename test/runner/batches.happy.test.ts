@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { batchEntry } from '../../scripts/test-batches.ts';
+import { batchEntry, planBatches } from '../../scripts/test-batches.ts';
 import { ROOT } from '../helpers/platform.ts';
 
 /**
@@ -89,4 +89,21 @@ t.test('a file that leaves a server listening does not keep its batch alive: the
   t.match(run.out, /^ok 2 - first\.test\.mjs/m);
   t.match(run.err, /still open after its last file: .*TCPServerWrap/);
   t.not(run.code, 0, 'what was left open fails the batch');
+});
+
+t.test('batches are a folder’s files four at a time, the longest expected first', async (t) => {
+  const files = ['a/1', 'a/2', 'a/3', 'a/4', 'a/5', 'b/x.browser.happy', 'c/slow'].map((f) => `test/${f}.test.ts`);
+  const names = (times: Record<string, number>) => planBatches(files, times).map((b) => b.name);
+  t.same(
+    planBatches(files, {}).find((b) => b.name === 'test-a-1')?.files,
+    files.slice(0, 4),
+    'a folder’s files in order, four to a batch',
+  );
+  // Never timed: a browser file is guessed longer than three other files, shorter than four.
+  t.same(names({}), ['test-a-1', 'test-b-1', 'test-a-2', 'test-c-1'], 'guessed: by kind and count');
+  t.same(
+    names({ 'test/c/slow.test.ts': 60_000, 'test/b/x.browser.happy.test.ts': 1_000 }),
+    ['test-c-1', 'test-a-1', 'test-a-2', 'test-b-1'],
+    'timed: by the last run’s times',
+  );
 });
