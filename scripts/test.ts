@@ -14,7 +14,7 @@ import { ensureInfra } from './infra.ts';
  * TEST_DATABASE_URL, TEST_TEMPLATE_DATABASE and NATS_URL. A full run gives a process to each batch of a folder's
  * files (scripts/test-batches.ts), which runs them one after another; chosen files run a process each.
  * Extra arguments go to tap (`npm test -- test/gateway/auth.test.ts`). `--quick` (`npm run test:quick`) leaves out
- * the browser files, the chart's (helm) and the fault-injection ones, for a fast loop while working.
+ * the browser files, the chart's (helm), the fault-injection ones and the lint gate, for a fast loop while working.
  */
 const COMPILE_CACHE = fileURLToPath(new URL('../node_modules/.cache/node-compile-cache', import.meta.url));
 /**
@@ -22,9 +22,14 @@ const COMPILE_CACHE = fileURLToPath(new URL('../node_modules/.cache/node-compile
  * records each module a process loads, for coverage and `tap --changed`: it reads the file again, measures its
  * lines and parses its source map, on every start. The suite uses neither, and tap has no setting for it, so this
  * preload (NODE_OPTIONS' imports run before tap's) gives the recorder a pattern that excludes every file.
+ * tap also turns source maps on in every process (`--enable-source-maps`, and the recorder again when it loads), and
+ * Node then parses the map of every dependency it loads that ships one: a good part of a process's start, for stack
+ * traces that would point into the packages' TypeScript rather than their JavaScript. The suite's own files need no
+ * map (type stripping keeps every position), so the preload turns them off and keeps them off.
  */
-const UNTRACKED_MODULES = `--import=data:text/javascript,${encodeURIComponent(
-  "process.env._TAPJS_PROCESSINFO_EXCLUDE_ = '/./';",
+const TEST_PROCESS_PRELOAD = `--import=data:text/javascript,${encodeURIComponent(
+  "process.env._TAPJS_PROCESSINFO_EXCLUDE_ = '/./'; " +
+    'process.setSourceMapsEnabled(false); process.setSourceMapsEnabled = () => {};',
 )}`;
 const log = (line: string) => process.stderr.write(`test: ${line}\n`);
 // The runtime the suite runs on: the `node` package's binary in node_modules/.bin comes first on npm's PATH.
@@ -90,8 +95,9 @@ const checks = [
   background('type check (tsconfig.json)', ['tsc', '-p', 'tsconfig.json']),
   background('type check (services/dashboard/tsconfig.json)', ['tsc', '-p', 'services/dashboard/tsconfig.json']),
 ];
-// The lint gate checks the whole tree, so a run of chosen files (`npm test -- <files>`) leaves it to `npm run lint`.
-if (files.length === 0) checks.push(background('lint', ['node', 'scripts/lint.ts']));
+// The lint gate checks the whole tree, so a run of chosen files (`npm test -- <files>`) leaves it to `npm run lint`,
+// and so does the quick run, the loop while working: a full run (and CI) has it.
+if (files.length === 0 && !quick) checks.push(background('lint', ['node', 'scripts/lint.ts']));
 
 // Stopped (Ctrl-C, a CI's timeout), the run still stops what it started (its Postgres, a nats-server child), once it
 // has finished starting them.
@@ -182,7 +188,7 @@ async function runTap(args: string[]): Promise<{ code: number; pass: number; fai
         // Every file is a Node process that loads the same modules: V8's compiled code (and Node's stripped
         // TypeScript) is kept between them, which halves what a file spends before its first test.
         NODE_COMPILE_CACHE: COMPILE_CACHE,
-        NODE_OPTIONS: [process.env['NODE_OPTIONS'], UNTRACKED_MODULES].filter(Boolean).join(' '),
+        NODE_OPTIONS: [process.env['NODE_OPTIONS'], TEST_PROCESS_PRELOAD].filter(Boolean).join(' '),
       },
     }),
   );
