@@ -2,7 +2,7 @@ import { type DomainEvent, type OutboxEventType } from './catalogue.ts';
 import type { Queryable, Sql } from './db.ts';
 import { newId } from './ids.ts';
 import type { Logger } from './log.ts';
-import { startPartitionMaintenance, type PartitionedTable } from './partitions.ts';
+import { quotedName, startPartitionMaintenance, type PartitionedTable } from './partitions.ts';
 import { startPeriodicPurge } from './purge.ts';
 import type { Worker } from './worker.ts';
 import { unnestColumns } from './unnest.ts';
@@ -188,7 +188,7 @@ export const outboxPartitions: PartitionedTable = {
 /** Whether a partition of the outbox holds a row a relay or a reconciler has yet to read. */
 async function outboxPartitionNeeded(tx: Queryable, partition: string): Promise<boolean> {
   const [row] = await tx.unsafe<{ needed: boolean }[]>(
-    `select exists (select 1 from ${partition}
+    `select exists (select 1 from ${quotedName(partition)}
        where (published_at is null and set_aside_at is null)
           or seq > (select seq from webhook_fanout_watermark)
           or seq > (select seq from conversion_reconcile_watermark)) as needed`,

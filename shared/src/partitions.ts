@@ -67,6 +67,12 @@ export function periodsFrom(spec: PartitionedTable, at: Date, count: number): Pe
   return periods;
 }
 
+/**
+ * A partition's name as an identifier in a statement: quoted, so that a name read from the catalogue (one an operator
+ * made by hand, in capitals or with any character) names that table and no other.
+ */
+export const quotedName = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
 function boundLiteral(spec: PartitionedTable, at: Date): string {
   return spec.keyType === 'date' ? at.toISOString().slice(0, 10) : at.toISOString();
 }
@@ -190,9 +196,9 @@ export async function ensurePartitions(sql: Sql, spec: PartitionedTable, now = n
 
 /**
  * Drops the partitions whose every row is older than `retentionDays` (their upper bound is that far in the past),
- * but not one that `stillNeeded` (asked under the lock) says holds a row something has yet to read. Rows past the
- * retention in the partition that straddles it are the purge's (a DELETE by age, which prunes to that partition).
- * Returns the names dropped.
+ * but not one that `stillNeeded` (asked under the lock, given the name as the catalogue has it: quotedName makes it
+ * an identifier) says holds a row something has yet to read. Rows past the retention in the partition that
+ * straddles it are the purge's (a DELETE by age, which prunes to that partition). Returns the names dropped.
  */
 export async function dropExpiredPartitions(
   sql: Sql,
@@ -208,7 +214,7 @@ export async function dropExpiredPartitions(
     const dropped: string[] = [];
     for (const p of expired) {
       if (stillNeeded && (await stillNeeded(tx, p.name))) continue;
-      await tx.unsafe(`drop table if exists ${p.name}`);
+      await tx.unsafe(`drop table if exists ${quotedName(p.name)}`);
       dropped.push(p.name);
     }
     return dropped;

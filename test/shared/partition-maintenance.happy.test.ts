@@ -93,3 +93,23 @@ t.test('retention drops the partitions wholly past it; the one straddling it sta
   t.same(values.slice(0, 3), [6, 5, 4], 'the rows of the days younger than that stay');
   t.same(await dropExpiredPartitions(db.sql, byDay, 6), [], 'nothing more to drop');
 });
+
+t.test('retention drops a partition made by hand under a name that needs quoting, and not its namesake', async (t) => {
+  await db.sql`create table logs (at timestamptz not null, line text not null) partition by range (at)`;
+  const spec: PartitionedTable = { table: 'logs', period: 'day', keyType: 'timestamptz', ahead: 0 };
+  // An operator's partition for old rows, in capitals, and an unrelated table its name would fold to unquoted.
+  await db.sql`create table "Logs_Archive" partition of logs for values from (minvalue) to ('2020-01-01')`;
+  await db.sql`create table logs_archive (line text not null)`;
+  await db.sql`insert into logs_archive (line) values ('kept')`;
+  t.same(await dropExpiredPartitions(db.sql, spec, 30), ['Logs_Archive'], 'the partition wholly past the retention');
+  t.same(
+    (await partitionsOf(db.sql, 'logs')).map((p) => p.name),
+    [],
+    'is gone from the partitioned table',
+  );
+  t.same(
+    await db.sql`select line from logs_archive`,
+    [{ line: 'kept' }],
+    'and the table of the folded name is untouched',
+  );
+});
