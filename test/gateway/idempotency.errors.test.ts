@@ -72,9 +72,13 @@ t.test('a key whose first request is still running (on another replica) is refus
   const body = { email: 'running@example.com' };
   t.equal((await client.post('/api/v1/affiliates', body, withKey('running'))).status, 201);
   await answerStored('running');
-  // The stored answer taken away again: the row is as it is while its first request runs elsewhere.
+  // The stored answer taken away again: the row is as it is while its first request runs elsewhere. The claim is
+  // another request's, as it would be: the first request's service may still be keeping its reply in the row (a
+  // write that names its request and an unanswered row), which would otherwise land in this one and be replayed.
   await platform.sql`
-    update idempotency_keys set status = null, headers = null, body = null, locked_until = now() + interval '1 hour'
+    update idempotency_keys
+    set status = null, headers = null, body = null, request_id = 'req_elsewhere',
+        locked_until = now() + interval '1 hour'
     where key = 'running'`;
   const res = await client.post('/api/v1/affiliates', body, withKey('running'));
   expectError(t, res, 409, 'CONFLICT', IN_PROGRESS);
