@@ -18,9 +18,11 @@ const put = (affiliateId: string, body: unknown) => client.request('PUT', payout
 /** The affiliate's vault rows (in use or superseded) and audit rows, oldest first. */
 async function written(affiliateId: string) {
   const vault = await payoutVaultRows(platform.sql, merchantId, affiliateId);
+  // In the order the changes took effect: seq is drawn under the affiliate's row lock (migration 067), while
+  // changed_at is when a change's transaction began, which for raced changes can be in another order.
   const audit = await platform.sql<{ before: unknown; after: unknown }[]>`
     select masked_before as before, masked_after as after from payout_details_changes
-    where merchant_id = ${merchantId} and affiliate_id = ${affiliateId} order by changed_at, id`;
+    where merchant_id = ${merchantId} and affiliate_id = ${affiliateId} order by seq`;
   return { vault, audit: [...audit] };
 }
 const replaced = [
