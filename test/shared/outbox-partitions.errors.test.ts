@@ -95,3 +95,35 @@ t.test('a drop that cannot get its lock in time drops nothing; the next run drop
   t.same([...dropped].sort(), [10, 9, 8, 7, 6, 5, 4].map(dayName).sort(), 'the retry dropped every expired day');
   t.same(await dropExpiredPartitions(db.sql, spec, 3), [], 'and a third run finds nothing to do');
 });
+
+t.test('a day partition made by hand under a name that needs quoting is read before it is dropped', async (t) => {
+  const db = await outboxWithDays(t);
+  // An operator's partition for the rows before the daily ones, in capitals, with a row no relay has read.
+  const firstDay = periodsFrom(outboxPartitions, new Date(now - 10 * DAY), 1)[0]!.from;
+  await db.sql.unsafe(
+    `create table "Outbox_Archive" partition of outbox for values from (minvalue) to ('${firstDay.toISOString()}')`,
+  );
+  const merchantId = (await createMerchant(db.sql, 'Outbox Archive', 'growth'))!['id'] as string;
+  await db.sql`
+    insert into outbox (id, merchant_id, type, data, created_at)
+    values (${newId('msg')}, ${merchantId}, 'affiliate.created', '{}', ${noonOf(11)})`;
+  const { log, lines } = captureLogger('outbox');
+  const purge = startOutboxPurge(db.sql, log, 3);
+  t.teardown(() => purge.stop());
+  await eventually(
+    async () =>
+      lines.some((l) => /partitions past the retention dropped|partition maintenance failed/.test(l)) || undefined,
+  );
+  t.notOk(
+    lines.some((l) => l.includes('partition maintenance failed')),
+    'the unread-rows check reads the partition by its own name',
+  );
+  const left = await names(db.sql);
+  t.ok(left.includes('Outbox_Archive'), 'the partition with an unread row is kept');
+  t.notOk(
+    [10, 9, 8, 7, 6, 5, 4].some((d) => left.includes(dayName(d))),
+    'the expired days around it are dropped',
+  );
+  const [unread] = await db.sql<{ n: number }[]>`select count(*)::int as n from outbox where published_at is null`;
+  t.equal(unread!.n, 1, 'and its row with it');
+});
